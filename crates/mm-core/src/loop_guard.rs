@@ -1,0 +1,1 @@
+//! The loop detector (SPEC §7).

@@ -1,0 +1,129 @@
+//! The model provider: OpenAI-compatible Chat Completions over HTTP (llama.cpp, Ollama, vLLM,
+//! LM Studio, OpenAI), streaming or not, native or constrained tool calls.
+//!
+//! The turn loop sees one shape whatever the server and the mode: a [`ChatRequest`] in, a
+//! [`ChatResponse`] out (text and [`ToolCall`]s with their raw argument strings), and
+//! [`StreamDelta`]s while it streams.
+
+mod client;
+mod constrained;
+mod sse;
+mod text_calls;
+mod wire;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::ToolCallMode;
+use crate::tools::ToolSpec;
+
+pub use client::Provider;
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    System(String),
+    User(String),
+    Assistant { content: Option<String>, tool_calls: Vec<ToolCall> },
+    Tool { tool_call_id: String, name: String, content: String },
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as the model sent them (normally a JSON object's text).
+    pub arguments: String,
+}
+
+/// Token counts reported by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// What is sent: the whole conversation and the tools.
+#[derive(Debug, Clone)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    pub max_tokens: u32,
+}
+
+/// The model's reply, once complete.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatResponse {
+    /// The text of the reply (without any tool call written as text that was recognised).
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+}
+
+/// Pieces of the reply as they stream in, for display.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamDelta {
+    Text(String),
+    Reasoning(String),
+    /// A failed attempt that will be retried.
+    Retry { attempt: u32, delay: Duration, error: String },
+}
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub mode: ToolCallMode,
+    pub stream: bool,
+    /// Per request; a stream that stays silent this long is an error too.
+    pub timeout: Duration,
+    /// Attempts after the first on connection errors, 429 and 5xx.
+    pub retries: u32,
+    /// The first backoff delay (doubled each retry).
+    pub backoff: Duration,
+}
+
+impl ProviderConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            mode: ToolCallMode::Auto,
+            stream: true,
+            timeout: Duration::from_secs(300),
+            retries: 3,
+            backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+/// A provider failure, after retries. Its `Display` is the one line the user reads.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    #[error("cannot reach the model server at {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the model server answered {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("the prompt does not fit the model's context ({detail})")]
+    ContextOverflow { detail: String },
+    #[error("the model server sent a reply mm cannot read: {0}")]
+    BadReply(String),
+    #[error("the model server did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Unused for now; keeps `Value` imported for submodules' convenience.
+#[allow(dead_code)]
+pub(crate) type Json = Value;

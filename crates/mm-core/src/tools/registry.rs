@@ -1,0 +1,55 @@
+//! The set of tools offered to the model, built from the resolved config.
+
+use std::sync::Arc;
+
+use super::{Tool, ToolSpec};
+
+/// Built-in tool names: reserved for declared tools even when the built-in is turned off.
+pub const BUILTIN_NAMES: &[&str] = &[
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "grep",
+    "read_skill",
+    "web_fetch",
+    "todo",
+];
+
+/// The tools offered to the model, in the order they are offered.
+#[derive(Default, Clone)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a later tool with the same name is not added (the first keeps the name).
+    pub fn add(&mut self, tool: Arc<dyn Tool>) -> bool {
+        if self.get(&tool.spec().name).is_some() {
+            return false;
+        }
+        self.tools.push(tool);
+        true
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+}

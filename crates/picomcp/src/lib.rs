@@ -1,0 +1,1 @@
+//! picomcp: a small, strict library for writing MCP servers.
