@@ -1,16 +1,306 @@
-//! The turn loop.
+//! The turn loop: send the conversation, run the tool calls of the reply, send the results back,
+//! until the model answers without a call, `max_turns` replies have been asked for, the loop
+//! detector stops it, or the user cancels.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{ParamType, Params};
+use crate::config::Limits;
+use crate::events::{Event, EventSink, ToolCallRecord};
+use crate::loop_guard::LoopGuard;
+use crate::permissions::{ConsentAsker, Decision, Permissions, subject};
+use crate::process::OutputSink;
+use crate::provider::{ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage};
+use crate::tools::{Registry, ToolCtx, ToolOutput};
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// The model answered without a tool call.
     Done,
+    /// `max_turns` replies were asked for and the model still called tools.
     MaxTurns,
+    /// The loop detector stopped the turn.
     Loop,
+    /// The user interrupted.
     Cancelled,
 }
 
-pub struct TurnOptions;
-pub struct TurnResult;
+/// What a turn needs besides the provider, the tools and the conversation.
+#[derive(Clone)]
+pub struct TurnOptions {
+    /// mm's working directory: where tools run.
+    pub cwd: PathBuf,
+    pub limits: Limits,
+    pub permissions: Permissions,
+    /// Who to ask for consent; `None` refuses every call that would ask.
+    pub asker: Option<Arc<dyn ConsentAsker>>,
+    pub events: EventSink,
+    pub cancel: CancellationToken,
+}
 
-pub async fn run_turn() {}
+/// How a turn went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnResult {
+    /// The model's final answer (empty when stopped before one).
+    pub result: String,
+    pub stop_reason: StopReason,
+    /// Replies asked of the model.
+    pub turns: u32,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub usage: Usage,
+    /// Why the turn stopped, for the user, when it did not end with an answer.
+    pub message: Option<String>,
+}
+
+/// Runs one user turn over `messages` (which must already hold the system prompt and the user's
+/// message) and appends every reply and tool result to it.
+pub async fn run_turn(
+    provider: &Provider,
+    registry: &Registry,
+    messages: &mut Vec<Message>,
+    opts: &TurnOptions,
+) -> Result<TurnResult, ProviderError> {
+    let specs = registry.specs();
+    let strict: Vec<Value> = registry.iter().map(|t| strict_schema(t.params())).collect();
+    let mut guard = LoopGuard::default();
+    let mut result = TurnResult {
+        result: String::new(),
+        stop_reason: StopReason::Done,
+        turns: 0,
+        tool_calls: Vec::new(),
+        usage: Usage::default(),
+        message: None,
+    };
+
+    while result.turns < opts.limits.max_turns {
+        result.turns += 1;
+        let _ = &strict;
+        let request = ChatRequest { messages, tools: &specs, max_tokens: opts.limits.max_tokens };
+        let events = opts.events.clone();
+        let mut on_delta = move |delta: StreamDelta| {
+            let event = match delta {
+                StreamDelta::Text(text) => Event::TextDelta { text },
+                StreamDelta::Reasoning(text) => Event::ReasoningDelta { text },
+                StreamDelta::Retry { attempt, delay, error } => Event::Retry {
+                    attempt,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    error,
+                },
+            };
+            events(&event);
+        };
+        let reply = match provider.chat(&request, &mut on_delta, &opts.cancel).await {
+            Ok(reply) => reply,
+            Err(ProviderError::Cancelled) => return Ok(cancelled(result)),
+            Err(e) => return Err(e),
+        };
+        if let Some(usage) = reply.usage {
+            result.usage.prompt_tokens += usage.prompt_tokens;
+            result.usage.completion_tokens += usage.completion_tokens;
+            result.usage.total_tokens += usage.total_tokens;
+        }
+        if !reply.content.is_empty() {
+            (opts.events)(&Event::AssistantMessage { text: reply.content.clone() });
+        }
+        if reply.tool_calls.is_empty() {
+            messages.push(Message::Assistant { content: Some(reply.content.clone()), tool_calls: vec![] });
+            result.result = reply.content;
+            return Ok(result);
+        }
+        let content = (!reply.content.is_empty()).then(|| reply.content.clone());
+        messages.push(Message::Assistant { content, tool_calls: reply.tool_calls.clone() });
+
+        let mut calls = reply.tool_calls.iter();
+        while let Some(call) = calls.next() {
+            (opts.events)(&Event::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+            let repeats = guard.observe(&call.name, &call.arguments);
+            if repeats >= opts.limits.loop_threshold {
+                let why = format!(
+                    "The call {}({}) was made {repeats} times in a row; it was not run and the turn was stopped.",
+                    call.name, call.arguments
+                );
+                answer(messages, call, why.clone());
+                for rest in calls.by_ref() {
+                    answer(messages, rest, "Not run: the turn was stopped.".into());
+                }
+                result.stop_reason = StopReason::Loop;
+                result.message = Some(why);
+                return Ok(result);
+            }
+            let started = Instant::now();
+            let mut output = handle_call(registry, call, opts).await;
+            if repeats >= 3 {
+                output.content.push_str(&format!(
+                    "\n\nNote: you have made this exact call {repeats} times in a row. \
+                     Do not repeat it: change the arguments or answer the user."
+                ));
+            }
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            (opts.events)(&Event::ToolResult {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                ok: output.ok,
+                exit_code: output.exit_code,
+                duration_ms,
+                content: output.content.clone(),
+            });
+            result.tool_calls.push(ToolCallRecord {
+                name: call.name.clone(),
+                arguments: serde_json::from_str(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                ok: output.ok,
+                exit_code: output.exit_code,
+                duration_ms,
+            });
+            answer(messages, call, output.content);
+            if output.cancelled || opts.cancel.is_cancelled() {
+                for rest in calls.by_ref() {
+                    answer(messages, rest, "Not run: the user interrupted.".into());
+                }
+                return Ok(cancelled(result));
+            }
+        }
+    }
+    result.stop_reason = StopReason::MaxTurns;
+    result.message = Some(format!(
+        "The turn was stopped after {} model replies (max_turns) while the model was still calling tools.",
+        opts.limits.max_turns
+    ));
+    Ok(result)
+}
+
+fn cancelled(mut result: TurnResult) -> TurnResult {
+    result.stop_reason = StopReason::Cancelled;
+    result.message = Some("Interrupted.".into());
+    result
+}
+
+fn answer(messages: &mut Vec<Message>, call: &ToolCall, content: String) {
+    messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content });
+}
+
+/// Validates, asks consent for and runs one call. Every failure is an answer the model reads.
+async fn handle_call(registry: &Registry, call: &ToolCall, opts: &TurnOptions) -> ToolOutput {
+    let Some(tool) = registry.get(&call.name) else {
+        let names: Vec<String> = registry.iter().map(|t| t.spec().name.clone()).collect();
+        return refusal(format!(
+            "There is no tool named {:?}. The tools are: {}.",
+            call.name,
+            names.join(", ")
+        ));
+    };
+    let params: &Params = tool.params();
+    let args = match params.validate(&call.arguments) {
+        Ok(args) => args,
+        Err(invalid) => return refusal(invalid.render(&call.name, params)),
+    };
+    match opts.permissions.decide(&call.name, &args) {
+        Decision::Allow => {}
+        Decision::Deny => return refusal("The user did not allow this call.".into()),
+        Decision::Ask => {
+            let summary = subject(&call.name, &args);
+            let answer = match &opts.asker {
+                Some(asker) => {
+                    let asker = asker.clone();
+                    let name = call.name.clone();
+                    tokio::task::spawn_blocking(move || asker.ask(&name, &summary)).await.unwrap_or(None)
+                }
+                None => None,
+            };
+            match answer {
+                Some(true) => {}
+                Some(false) => return refusal("The user did not allow this call.".into()),
+                None => {
+                    return refusal(
+                        "The user did not allow this call: it needs consent and there is no one to ask \
+                         (mm runs without a terminal; the user can allow it with `allow:` or --yolo)."
+                            .into(),
+                    );
+                }
+            }
+        }
+    }
+    let ctx = ToolCtx {
+        cwd: opts.cwd.clone(),
+        cancel: opts.cancel.clone(),
+        echo: Some(echo_sink(opts.events.clone(), call.id.clone(), opts.limits.max_output)),
+        max_output: opts.limits.max_output,
+    };
+    tool.run(&args, &ctx).await
+}
+
+fn refusal(content: String) -> ToolOutput {
+    ToolOutput { content, ok: false, ..ToolOutput::default() }
+}
+
+/// Forwards a running tool's output to the user, up to `cap` bytes (the model gets head and
+/// tail anyway; a tool printing a gigabyte must not flood the terminal or a log).
+fn echo_sink(events: EventSink, id: String, cap: usize) -> OutputSink {
+    let shown = Arc::new(AtomicUsize::new(0));
+    Arc::new(move |chunk: &[u8]| {
+        let before = shown.fetch_add(chunk.len(), Ordering::Relaxed);
+        if before >= cap {
+            return;
+        }
+        let take = chunk.len().min(cap - before);
+        let mut bytes = chunk[..take].to_vec();
+        if before + chunk.len() > cap {
+            bytes.extend_from_slice(b"\n[... more output not shown here ...]\n");
+        }
+        events(&Event::ToolOutput { id: id.clone(), chunk: bytes });
+    })
+}
+
+/// The schema that a constrained reply must match for a tool's arguments: unlike what the model
+/// reads, it states `required` and `enum`, so the server's grammar enforces them.
+fn strict_schema(params: &Params) -> Value {
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for p in &params.params {
+        let mut prop = match (&p.schema, p.ty) {
+            (Some(Value::Object(schema)), _) => schema.clone(),
+            (_, ty) => {
+                let mut m = serde_json::Map::new();
+                let name = match ty {
+                    ParamType::String => Some("string"),
+                    ParamType::Integer => Some("integer"),
+                    ParamType::Number => Some("number"),
+                    ParamType::Boolean => Some("boolean"),
+                    ParamType::Array => Some("array"),
+                    ParamType::Object => Some("object"),
+                    _ => None,
+                };
+                if let Some(name) = name {
+                    m.insert("type".into(), Value::String(name.into()));
+                }
+                m
+            }
+        };
+        if let Some(values) = &p.enum_values {
+            prop.insert("enum".into(), Value::Array(values.clone()));
+        }
+        if p.required && p.default.is_none() {
+            required.push(Value::String(p.name.clone()));
+        }
+        properties.insert(p.name.clone(), Value::Object(prop));
+    }
+    serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}

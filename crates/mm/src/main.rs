@@ -1,1 +1,74 @@
-fn main() {}
+//! `mm`: the command-line front of mm-core. Parses flags, resolves the agent, renders events and
+//! maps outcomes to exit codes (0 done, 1 runtime failure, 2 usage or agent-file error, 3 turn
+//! stopped, 130 interrupted).
+
+mod cli;
+mod consent;
+mod interactive;
+mod print;
+mod render;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// Exit codes (SPEC §8).
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const RUNTIME: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const STOPPED: u8 = 3;
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// A failure with the exit code it maps to; its message is printed as one line.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { code: exit::USAGE, message: message.into() }
+    }
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Self { code: exit::RUNTIME, message: message.into() }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mm: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::RUNTIME);
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    // Do not wait for blocking tasks (a consent prompt reading a terminal) on the way out.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            eprintln!("mm: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let env = setup::resolve(&cli)?;
+    match cli.command {
+        Some(Command::Tools) => setup::print_tools(&env),
+        Some(Command::Check) => setup::print_check(&env),
+        None => match &cli.print {
+            Some(prompt) => print::run(&cli, env, prompt).await,
+            None => interactive::run(&cli, env).await,
+        },
+    }
+}

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::{Tool, ToolSpec};
+use super::{BashTool, DeclaredTool, Tool, ToolSpec};
+use crate::config::AgentConfig;
 
 /// Built-in tool names: reserved for declared tools even when the built-in is turned off.
 pub const BUILTIN_NAMES: &[&str] = &[
@@ -43,6 +44,20 @@ impl Registry {
 
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// The tools of an agent: its declared tools in file order, then the built-ins it offers.
+    /// Built-ins not written yet are skipped.
+    pub fn from_config(config: &AgentConfig) -> Self {
+        let mut registry = Self::new();
+        for tool in &config.tools {
+            registry.add(Arc::new(DeclaredTool::new(tool.clone())));
+        }
+        let offered = |name: &str| config.builtins.as_ref().is_none_or(|b| b.iter().any(|n| n == name));
+        if offered("bash") {
+            registry.add(Arc::new(BashTool::new()));
+        }
+        registry
     }
 
     pub fn is_empty(&self) -> bool {

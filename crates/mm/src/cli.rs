@@ -1,0 +1,67 @@
+//! The command line (SPEC §8).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// mm: a terminal AI agent built for small local models.
+#[derive(Debug, Parser)]
+#[command(name = "mm", version, about, long_about = None)]
+pub struct Cli {
+    /// Print mode: answer PROMPT (`-` reads it from stdin) and exit; stdout carries only the answer.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub print: Option<String>,
+
+    /// Output of print mode.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// The agent file (default: ./mm.md if present, else the built-in default agent).
+    #[arg(short = 'a', long = "agent", env = "MM_AGENT", global = true)]
+    pub agent: Option<PathBuf>,
+
+    /// The model id sent to the server (overrides the agent file's `model`).
+    #[arg(short = 'm', long = "model", env = "MM_MODEL", global = true)]
+    pub model: Option<String>,
+
+    /// The OpenAI-compatible endpoint (overrides the agent file's `base_url`).
+    #[arg(long = "base-url", env = "MM_BASE_URL", global = true)]
+    pub base_url: Option<String>,
+
+    /// Nothing asks for consent (overrides `yolo: false`).
+    #[arg(long, global = true)]
+    pub yolo: bool,
+
+    /// Run as if mm was started in DIR (applied first: relative paths are taken from DIR).
+    #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
+    pub cd: Option<PathBuf>,
+
+    /// The most model replies in one turn (overrides `limits.max_turns`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Ask the server for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the tools exactly as the model will see them.
+    Tools,
+    /// Check the agent file and say what it defines.
+    Check,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer as plain text.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event a line, as they happen.
+    StreamJson,
+}

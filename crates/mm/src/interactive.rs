@@ -1,0 +1,67 @@
+//! Interactive mode: a conversation on the terminal, one turn per line typed.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use mm_core::provider::Message;
+use mm_core::{ConsentAsker, EventSink, StopReason, TurnOptions, run_turn};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::Cli;
+use crate::consent::TerminalAsker;
+use crate::render::human::Human;
+use crate::setup::Env;
+use crate::{Failure, exit};
+
+pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
+    let provider = env.provider(!cli.no_stream)?;
+    let human = Arc::new(Human::new(true));
+    let events: EventSink = Arc::new(move |event| human.event(event));
+    let asker = TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>);
+    let mut messages = vec![Message::System(env.instructions().to_string())];
+    let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
+    eprintln!("{name} — {} at {} ({}). Ctrl-C cancels a turn, Ctrl-D quits.", env.config.model, env.config.base_url, env.source);
+    loop {
+        eprint!("\n> ");
+        let _ = std::io::stderr().flush();
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).map(|n| (n, line))
+        })
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+        let text = match line {
+            Ok((0, _)) | Err(_) => return Ok(exit::OK),
+            Ok((_, text)) => text,
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        messages.push(Message::User(text.trim().to_string()));
+        // A fresh token per turn: Ctrl-C cancels this turn only.
+        let cancel = CancellationToken::new();
+        let watcher = {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    cancel.cancel();
+                }
+            })
+        };
+        let opts = TurnOptions {
+            cwd: env.cwd.clone(),
+            limits: env.config.limits,
+            permissions: env.permissions(),
+            asker: asker.clone(),
+            events: events.clone(),
+            cancel,
+        };
+        let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
+        watcher.abort();
+        match outcome {
+            Ok(result) if result.stop_reason == StopReason::Done => {}
+            Ok(result) => eprintln!("\nmm: {}", result.message.unwrap_or_default()),
+            Err(e) => eprintln!("\nmm: {e}"),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! From flags to a ready engine: working directory, agent file, overrides, tools, provider.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mm_core::provider::{Provider, ProviderConfig};
+use mm_core::{AgentConfig, Permissions, Registry, load_agent};
+
+use crate::Failure;
+use crate::cli::Cli;
+
+/// The system prompt of an agent whose file gives no instructions. Kept short: small models pay
+/// for every token.
+const DEFAULT_INSTRUCTIONS: &str =
+    "You are mm, an assistant in the user's terminal. Use the tools when they help. Answer briefly.";
+
+/// Everything a run needs, resolved from flags, environment and the agent file.
+pub struct Env {
+    pub cwd: PathBuf,
+    pub config: AgentConfig,
+    pub registry: Registry,
+    /// Where the agent came from, for messages (`default agent` when none).
+    pub source: String,
+}
+
+impl Env {
+    pub fn instructions(&self) -> &str {
+        let text = self.config.instructions.trim();
+        if text.is_empty() { DEFAULT_INSTRUCTIONS } else { text }
+    }
+
+    pub fn permissions(&self) -> Permissions {
+        Permissions { yolo: self.config.yolo, allow: self.config.allow.clone() }
+    }
+
+    pub fn provider(&self, stream: bool) -> Result<Provider, Failure> {
+        let mut pc = ProviderConfig::new(self.config.base_url.clone(), self.config.model.clone());
+        pc.mode = self.config.tool_calls;
+        pc.stream = stream;
+        if let Some(var) = &self.config.api_key_env {
+            match std::env::var(var) {
+                Ok(key) if !key.is_empty() => pc.api_key = Some(key),
+                _ => eprintln!("mm: warning: {var} (api_key_env) is not set; sending no API key"),
+            }
+        }
+        Provider::new(pc).map_err(|e| Failure::runtime(e.to_string()))
+    }
+}
+
+/// Applies `-C`, finds and loads the agent file, applies the flags that override it.
+pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
+    if let Some(dir) = &cli.cd {
+        std::env::set_current_dir(dir)
+            .map_err(|e| Failure::usage(format!("-C {}: {e}", dir.display())))?;
+    }
+    let cwd = std::env::current_dir().map_err(|e| Failure::runtime(format!("no working directory: {e}")))?;
+    let path = match &cli.agent {
+        Some(path) => Some(path.clone()),
+        None => Some(PathBuf::from("mm.md")).filter(|p| p.is_file()),
+    };
+    let (mut config, source) = match path {
+        Some(path) => {
+            let config = load_agent(&absolute(&cwd, &path)).map_err(|e| Failure::usage(e.to_string()))?;
+            (config, path.display().to_string())
+        }
+        None => (AgentConfig::default(), "default agent".to_string()),
+    };
+    if let Some(model) = &cli.model {
+        config.model = model.clone();
+    }
+    if let Some(url) = &cli.base_url {
+        config.base_url = url.clone();
+    }
+    if cli.yolo {
+        config.yolo = true;
+    }
+    if let Some(n) = cli.max_turns {
+        config.limits.max_turns = n;
+    }
+    let registry = Registry::from_config(&config);
+    Ok(Env { cwd, config, registry, source })
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
+}
+
+/// `mm tools`: the tools exactly as they are sent (the `tools` field of the request).
+pub fn print_tools(env: &Env) -> Result<u8, Failure> {
+    let tools: Vec<serde_json::Value> = env
+        .registry
+        .specs()
+        .into_iter()
+        .map(|spec| serde_json::json!({"type": "function", "function": spec}))
+        .collect();
+    let text = serde_json::to_string_pretty(&tools).map_err(|e| Failure::runtime(e.to_string()))?;
+    write_stdout(&format!("{text}\n"))
+}
+
+/// `mm check`: the agent file is valid; say what it defines.
+pub fn print_check(env: &Env) -> Result<u8, Failure> {
+    let names: Vec<String> = env.config.tools.iter().map(|t| t.name.clone()).collect();
+    let tools = if names.is_empty() { "no declared tools".to_string() } else { format!("{} declared tool(s): {}", names.len(), names.join(", ")) };
+    write_stdout(&format!("{}: ok ({tools})\n", env.source))
+}
+
+/// Writes to stdout; a closed pipe (`mm tools | head`) is a normal end, not an error.
+pub fn write_stdout(text: &str) -> Result<u8, Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(crate::exit::OK),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(crate::exit::OK),
+        Err(e) => Err(Failure::runtime(format!("cannot write to stdout: {e}"))),
+    }
+}
