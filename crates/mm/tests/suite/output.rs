@@ -1,0 +1,168 @@
+//! What mm prints and sends: `mm tools`, output formats, streaming or not, turn limits.
+
+use mm_test_support::{Reply, ScriptedServer};
+use serde_json::Value;
+
+use super::{Case, agent_with_tools, tool_messages};
+
+const TOOLS: &str = r#"  release:
+    description: Publish a release of the product to a channel
+    parameters:
+      version: {type: string, description: "The version, like 1.4.2."}
+      channel: {type: string, enum: [stable, beta]}
+      dry_run: {type: boolean, required: false}
+    command: ["./rec", "{{version}}", "--channel={{channel}}", "--dry-run={{dry_run}}"]
+  status:
+    description: Report the status of a service.
+    parameters:
+      service: {type: string}
+    command: ["./rec", "{{service}}"]
+"#;
+
+#[test]
+fn mm_tools_prints_the_tools_exactly_as_sent_to_the_model() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let printed = case.mm_offline().arg("tools").assert().success().get_output().stdout.clone();
+    let printed: Value = serde_json::from_slice(&printed).expect("mm tools prints JSON");
+
+    let server = ScriptedServer::start(vec![Reply::text("hi")]);
+    case.mm(&server).args(["-p", "hello"]).assert().success();
+    let sent = server.requests()[0]["tools"].clone();
+    assert_eq!(printed, sent);
+
+    // The schema the model reads: no `required` / `enum` keywords; the rules in the descriptions.
+    let release = &printed[0]["function"];
+    assert_eq!(release["name"], "release");
+    assert_eq!(
+        release["description"],
+        "Publish a release of the product to a channel. Give each parameter as its own field."
+    );
+    let text = release["parameters"].to_string();
+    assert!(!text.contains("\"required\"") && !text.contains("\"enum\""), "{text}");
+    let channel = release["parameters"]["properties"]["channel"]["description"].as_str().unwrap_or_default();
+    assert!(channel.contains("Required.") && channel.contains("One of: stable, beta."), "{channel}");
+    let dry = release["parameters"]["properties"]["dry_run"]["description"].as_str().unwrap_or_default();
+    assert!(dry.contains("Optional."), "{dry}");
+}
+
+#[test]
+fn streaming_and_non_streaming_servers_both_work() {
+    for stream in [true, false] {
+        let case = Case::new(&agent_with_tools(TOOLS));
+        let server = ScriptedServer::start(vec![
+            Reply::tool_call("status", r#"{"service":"billing"}"#),
+            Reply::text("Billing is fine."),
+        ]);
+        let mut cmd = case.mm(&server);
+        if !stream {
+            cmd.arg("--no-stream");
+        }
+        cmd.args(["-p", "status of billing?"]).assert().success().stdout("Billing is fine.\n");
+        let requests = server.requests();
+        assert_eq!(requests[0]["stream"].as_bool().unwrap_or(false), stream);
+        assert_eq!(requests[0]["max_tokens"], 2048, "every request carries max_tokens");
+        assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+        assert!(tool_messages(&requests[1])[0].contains("recorded 1 args"));
+    }
+}
+
+#[test]
+fn json_output_reports_the_turn() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("fine").with_usage(10, 2),
+    ]);
+    let out = case.mm(&server).args(["-p", "go", "--output-format", "json"]).assert().success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).expect("one JSON object");
+    assert_eq!(report["result"], "fine");
+    assert_eq!(report["stop_reason"], "done");
+    assert_eq!(report["turns"], 2);
+    assert_eq!(report["tool_calls"][0]["name"], "status");
+    assert_eq!(report["tool_calls"][0]["arguments"]["service"], "billing");
+    assert_eq!(report["tool_calls"][0]["ok"], true);
+    assert_eq!(report["tool_calls"][0]["exit_code"], 0);
+    assert!(report["tool_calls"][0]["duration_ms"].is_u64());
+    assert_eq!(report["usage"]["completion_tokens"], 2);
+    assert!(report["duration_ms"].is_u64());
+}
+
+#[test]
+fn stream_json_prints_one_event_a_line() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("fine"),
+    ]);
+    let out = case.mm(&server).args(["-p", "go", "--output-format", "stream-json"]).assert().success();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.get_output().stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let types: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    assert!(types.contains(&"tool_call") && types.contains(&"tool_result"), "{types:?}");
+    assert_eq!(types.last(), Some(&"result"));
+    assert_eq!(lines.last().map(|l| l["result"].clone()), Some(Value::from("fine")));
+}
+
+#[test]
+fn the_loop_detector_stops_at_the_fifth_identical_call() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
+    let server = ScriptedServer::start(vec![call(), call(), call(), call(), call(), Reply::text("never")]);
+    let out = case.mm(&server).args(["-p", "go"]).assert().code(3);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("5 times"));
+    assert_eq!(case.calls().len(), 4, "the fifth identical call is not run");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let third = tool_messages(&requests[3]).pop().unwrap_or_default();
+    assert!(third.contains("3 times"), "from the third call on the model is warned: {third}");
+    assert!(!tool_messages(&requests[2]).pop().unwrap_or_default().contains("times in a row"));
+}
+
+#[test]
+fn invalid_calls_count_for_the_loop_detector_too() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let call = || Reply::tool_call("status", r#"{"svc":"billing"}"#);
+    let server = ScriptedServer::start(vec![call(), call(), call(), call(), call(), Reply::text("never")]);
+    case.mm(&server).args(["-p", "go"]).assert().code(3);
+    assert!(case.calls().is_empty());
+}
+
+#[test]
+fn max_turns_stops_the_turn_with_exit_3() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"a"}"#),
+        Reply::tool_call("status", r#"{"service":"b"}"#),
+        Reply::tool_call("status", r#"{"service":"c"}"#),
+        Reply::text("never"),
+    ]);
+    let out = case.mm(&server).args(["--max-turns", "2", "-p", "go"]).assert().code(3);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("max_turns"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn the_prompt_can_come_from_stdin() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![Reply::text("hi")]);
+    case.mm(&server).args(["-p", "-"]).write_stdin("question from stdin").assert().success().stdout("hi\n");
+    let user = server.requests()[0]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user").cloned())
+        .unwrap_or_default();
+    assert_eq!(user["content"], "question from stdin");
+}
+
+#[test]
+fn the_echo_goes_to_stderr_and_stdout_has_only_the_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("answer"),
+    ]);
+    let out = case.mm(&server).args(["-p", "go"]).assert().success().stdout("answer\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(stderr.contains("status") && stderr.contains("billing") && stderr.contains("recorded 1 args"), "{stderr}");
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite: lints, unit and integration tests, the end-to-end tests against a real
+# llama.cpp server with a real model, MCP conformance and interop with the official SDK.
+# Run on a fresh machine as is: it installs what it needs first (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - started ))"; }
+
+step "setup"
+scripts/setup.sh
+
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "build"
+cargo build --workspace --all-targets --locked
+
+step "unit, integration and end-to-end tests (real llama-server)"
+# The end-to-end tests find the model and the server through these (set by the scripts).
+MM_TEST_MODEL="$(scripts/model/fetch-gemma.sh)"
+MM_LLAMA_SERVER="$(scripts/llama/build-server.sh)"
+export MM_TEST_MODEL MM_LLAMA_SERVER MM_E2E=1
+cargo test --workspace --locked
+
+step "MCP: official conformance suite against picomcp"
+scripts/mcp/conformance.sh
+
+step "MCP: interop with the official TypeScript SDK client"
+scripts/mcp/interop.sh
+
+step "all passed"
