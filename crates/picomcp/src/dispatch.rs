@@ -1,0 +1,296 @@
+//! The transport-agnostic dispatcher: one incoming message and its session in, encoded outgoing
+//! messages out.
+//!
+//! A request yields a future that resolves to its encoded response, or to `None` when the
+//! request was cancelled (MCP forbids answering a cancelled request). Messages the handler sends
+//! while it runs (progress, logs, server-to-client requests) go to the `Outbound` passed in, so a
+//! transport decides where they travel: stdout, or the request's own SSE stream.
+//!
+//! Nothing here assumes a long-lived connection: the session could be built for one request,
+//! which is what a stateless protocol era needs.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::context::Ctx;
+use crate::jsonrpc::{self, Incoming, ProtocolError, RequestId, code, params_object};
+use crate::prompt::CompleteRequest;
+use crate::resource::ResourceRequest;
+use crate::schema::{invalid_arguments, invalid_output};
+use crate::session::{ClientState, LogLevel, Outbound, Session};
+use crate::tool::{BoxFuture, CallToolResult};
+
+/// The protocol version picomcp prefers.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every protocol version picomcp speaks, newest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Reply {
+    Json(Value),
+    Tool(CallToolResult),
+}
+
+impl Session {
+    /// Handles one message. Notifications and responses are handled at once; a request returns
+    /// the future that answers it (already registered as in flight, so a cancellation read next
+    /// is never missed).
+    pub(crate) fn handle(
+        self: &Arc<Self>,
+        message: Incoming,
+        out: &Outbound,
+    ) -> Option<BoxFuture<Option<String>>> {
+        match message {
+            Incoming::Request { id, method, params } => {
+                let token = self.begin(&id);
+                let session = Arc::clone(self);
+                let out = out.clone();
+                Some(Box::pin(async move {
+                    let work = route(&session, &id, &method, params, out, token.clone());
+                    let result = tokio::select! {
+                        biased;
+                        () = token.cancelled() => None,
+                        r = work => Some(r),
+                    };
+                    session.finish(&id);
+                    if token.is_cancelled() {
+                        return None;
+                    }
+                    result.map(|r| match r {
+                        Ok(reply) => jsonrpc::encode_result(&id, &reply),
+                        Err(e) => jsonrpc::encode_error(Some(&id), &e),
+                    })
+                }))
+            }
+            Incoming::Notification { method, params } => {
+                self.notification(&method, params);
+                None
+            }
+            Incoming::Response { id, result } => {
+                self.deliver(&id, result);
+                None
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<Value>) {
+        if method == "notifications/cancelled" {
+            let id = params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+            if let Some(id) = id {
+                self.cancel(&id);
+            }
+        }
+        // `notifications/initialized`, `roots/list_changed` and unknown notifications need no
+        // action.
+    }
+}
+
+fn take_meta(params: &mut Map<String, Value>) -> Option<Map<String, Value>> {
+    match params.remove("_meta") {
+        Some(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+fn required_str(params: &Map<String, Value>, key: &str) -> Result<String, ProtocolError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ProtocolError::invalid_params(format!("missing string parameter {key:?}")))
+}
+
+async fn route(
+    session: &Arc<Session>,
+    id: &RequestId,
+    method: &str,
+    params: Option<Value>,
+    out: Outbound,
+    token: tokio_util::sync::CancellationToken,
+) -> Result<Reply, ProtocolError> {
+    let server = &session.server;
+    let mut params = params_object(params)?;
+    let ctx = |meta| {
+        Ctx::new(
+            Arc::clone(session),
+            out.clone(),
+            id.clone(),
+            meta,
+            token.clone(),
+        )
+    };
+    let reply = match method {
+        "tools/call" => {
+            let meta = take_meta(&mut params);
+            return call_tool(session, params, ctx(meta)).await.map(Reply::Tool);
+        }
+        "ping" => json!({}),
+        "initialize" => initialize(session, &params),
+        "tools/list" => {
+            let tools: Vec<&Value> = server.tools.iter().map(|t| &t.descriptor).collect();
+            json!({ "tools": tools })
+        }
+        "resources/list" => {
+            let list: Vec<&Value> = server.resources.iter().map(|r| &r.descriptor).collect();
+            json!({ "resources": list })
+        }
+        "resources/templates/list" => {
+            let list: Vec<&Value> = server.templates.iter().map(|r| &r.descriptor).collect();
+            json!({ "resourceTemplates": list })
+        }
+        "resources/read" => {
+            let meta = take_meta(&mut params);
+            let uri = required_str(&params, "uri")?;
+            read_resource(session, uri, ctx(meta)).await?
+        }
+        "resources/subscribe" => {
+            session.subscribe(required_str(&params, "uri")?);
+            json!({})
+        }
+        "resources/unsubscribe" => {
+            session.unsubscribe(&required_str(&params, "uri")?);
+            json!({})
+        }
+        "prompts/list" => {
+            let list: Vec<&Value> = server.prompts.iter().map(|p| &p.descriptor).collect();
+            json!({ "prompts": list })
+        }
+        "prompts/get" => {
+            let meta = take_meta(&mut params);
+            let name = required_str(&params, "name")?;
+            let prompt = server
+                .prompt(&name)
+                .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown prompt: {name}")))?;
+            let args = match params.remove("arguments") {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(v) => v,
+            };
+            let result = prompt.get(args, ctx(meta)).await?;
+            serde_json::to_value(result).map_err(|e| ProtocolError::internal(e.to_string()))?
+        }
+        "completion/complete" => {
+            let Some(handler) = &server.completion else {
+                return Err(ProtocolError::method_not_found(method));
+            };
+            let meta = take_meta(&mut params);
+            let request: CompleteRequest = serde_json::from_value(Value::Object(params))
+                .map_err(|e| ProtocolError::invalid_params(format!("Invalid params: {e}")))?;
+            let completion = handler(request, ctx(meta)).await?;
+            json!({ "completion": completion })
+        }
+        "logging/setLevel" => {
+            let level: LogLevel = params
+                .get("level")
+                .cloned()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .ok_or_else(|| ProtocolError::invalid_params("unknown or missing log level"))?;
+            session.set_log_level(level);
+            json!({})
+        }
+        other => return Err(ProtocolError::method_not_found(other)),
+    };
+    Ok(Reply::Json(reply))
+}
+
+fn initialize(session: &Session, params: &Map<String, Value>) -> Value {
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(LATEST_PROTOCOL_VERSION);
+    let capabilities = params
+        .get("capabilities")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    session.set_client(ClientState {
+        protocol_version: version.to_string(),
+        capabilities,
+    });
+    let server = &session.server;
+    let mut info = Map::new();
+    info.insert("name".into(), Value::String(server.name.clone()));
+    info.insert("version".into(), Value::String(server.version.clone()));
+    if let Some(t) = &server.title {
+        info.insert("title".into(), Value::String(t.clone()));
+    }
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), Value::String(version.to_string()));
+    result.insert("capabilities".into(), server.capabilities());
+    result.insert("serverInfo".into(), Value::Object(info));
+    if let Some(i) = &server.instructions {
+        result.insert("instructions".into(), Value::String(i.clone()));
+    }
+    Value::Object(result)
+}
+
+async fn call_tool(
+    session: &Session,
+    mut params: Map<String, Value>,
+    ctx: Ctx,
+) -> Result<CallToolResult, ProtocolError> {
+    let name = required_str(&params, "name")?;
+    let tool = session
+        .server
+        .tool(&name)
+        .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
+    let args = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v,
+    };
+    if let Err(lines) = tool.input.validate(&args) {
+        return Ok(CallToolResult::error(invalid_arguments(&name, &lines)));
+    }
+    let result = match (tool.handler)(args, ctx).await {
+        Ok(result) => result,
+        Err(e) => return e.into_outcome(),
+    };
+    if let (Some(schema), false) = (&tool.output, result.is_error) {
+        let Some(value) = &result.structured_content else {
+            let message = format!(
+                "Tool \"{name}\" declares an output schema but returned no structured content"
+            );
+            return Ok(CallToolResult::error(message));
+        };
+        if let Err(lines) = schema.validate(value) {
+            return Ok(CallToolResult::error(invalid_output(&name, &lines)));
+        }
+    }
+    Ok(result)
+}
+
+async fn read_resource(session: &Session, uri: String, ctx: Ctx) -> Result<Value, ProtocolError> {
+    let server = &session.server;
+    let (handler, params) = if let Some(entry) = server.resource(&uri) {
+        (&entry.handler, Default::default())
+    } else {
+        server
+            .templates
+            .iter()
+            .find_map(|t| t.template.matches(&uri).map(|vars| (&t.handler, vars)))
+            .ok_or_else(|| {
+                ProtocolError::new(
+                    code::RESOURCE_NOT_FOUND,
+                    format!("Resource not found: {uri}"),
+                )
+                .with_data(json!({ "uri": uri }))
+            })?
+    };
+    let contents = handler(ResourceRequest { uri, params }, ctx).await?;
+    Ok(json!({ "contents": contents }))
+}
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;
