@@ -1,0 +1,379 @@
+//! The fixture for the official MCP conformance suite (`@modelcontextprotocol/conformance`,
+//! server scenarios, spec 2025-11-25): exactly the tools, resources and prompts its scenarios
+//! call, served over Streamable HTTP at `http://127.0.0.1:$PORT/mcp` (PORT defaults to 8001).
+//!
+//! ```text
+//! PORT=8001 target-picomcp/debug/examples/picomcp-conformance &
+//! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:8001/mcp --suite all --spec-version 2025-11-25
+//! ```
+
+mod common;
+
+use std::time::Duration;
+
+use picomcp::http::HttpConfig;
+use picomcp::{
+    CompleteRequest, Content, Ctx, NoArgs, PromptConfig, PromptMessage, ProtocolError,
+    ResourceConfig, ResourceContents, ResourceRequest, Server, ToolConfig, ToolError, audio,
+    embedded, image, text,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+type Res<T> = Result<T, ToolError>;
+
+fn red_png() -> Vec<u8> {
+    common::png(1, |_, _| [255, 0, 0])
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SamplingInput {
+    /// The prompt to send to the LLM.
+    prompt: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ElicitationInput {
+    /// The message to show the user.
+    message: String,
+}
+
+/// A 2020-12 schema with `$defs`, `$ref` and `additionalProperties: false`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct JsonSchema2020Input {
+    name: Option<String>,
+    address: Option<Address>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "address")]
+#[allow(dead_code)]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PromptArgs {
+    /// First test argument.
+    arg1: String,
+    /// Second test argument.
+    arg2: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct EmbeddedPromptArgs {
+    /// URI of the resource to embed.
+    #[serde(rename = "resourceUri")]
+    resource_uri: String,
+}
+
+fn add_tools(s: &mut Server) -> Result<(), picomcp::RegisterError> {
+    let c = |d: &str| ToolConfig::new().description(d);
+    s.tool(
+        "test_simple_text",
+        c("Returns simple text content"),
+        |_: NoArgs, _: Ctx| async { Res::Ok("This is a simple text response for testing.") },
+    )?;
+    s.tool(
+        "test_image_content",
+        c("Returns image content"),
+        |_: NoArgs, _: Ctx| async { Res::Ok(image(red_png(), "image/png")) },
+    )?;
+    s.tool(
+        "test_audio_content",
+        c("Returns audio content"),
+        |_: NoArgs, _: Ctx| async { Res::Ok(audio(common::wav_tone(50), "audio/wav")) },
+    )?;
+    s.tool(
+        "test_embedded_resource",
+        c("Returns an embedded resource"),
+        |_: NoArgs, _: Ctx| async {
+            Res::Ok(embedded(ResourceContents::text(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            )))
+        },
+    )?;
+    s.tool(
+        "test_multiple_content_types",
+        c("Returns text, image and resource content"),
+        |_: NoArgs, _: Ctx| async {
+            Res::Ok(vec![
+                text("Multiple content types test:"),
+                image(red_png(), "image/png"),
+                embedded(ResourceContents::text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                )),
+            ])
+        },
+    )?;
+    s.tool(
+        "test_tool_with_logging",
+        c("Sends log messages while it runs"),
+        |_: NoArgs, ctx: Ctx| async move {
+            ctx.info("Tool execution started");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ctx.info("Tool processing data");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ctx.info("Tool execution completed");
+            Res::Ok("Tool with logging executed successfully")
+        },
+    )?;
+    s.tool(
+        "test_error_handling",
+        c("Always fails with a tool error"),
+        |_: NoArgs, _: Ctx| async {
+            Res::<()>::Err(ToolError::new(
+                "This tool intentionally returns an error for testing",
+            ))
+        },
+    )?;
+    s.tool(
+        "test_tool_with_progress",
+        c("Reports progress 0, 50, 100 of 100"),
+        |_: NoArgs, ctx: Ctx| async move {
+            for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                ctx.progress(p, Some(100.0), None);
+            }
+            Res::Ok("Tool with progress executed successfully")
+        },
+    )?;
+    s.tool(
+        "test_sampling",
+        c("Asks the client's LLM to answer a prompt"),
+        |i: SamplingInput, ctx: Ctx| async move {
+            let params = json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": i.prompt } }],
+                "maxTokens": 100
+            });
+            let result = ctx.create_message(params).await?;
+            let answer = result["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            Res::Ok(format!("LLM response: {answer}"))
+        },
+    )?;
+    s.tool(
+        "test_elicitation",
+        c("Asks the user for a username and email"),
+        |i: ElicitationInput, ctx: Ctx| async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "username": { "type": "string", "description": "User's response" },
+                    "email": { "type": "string", "description": "User's email address" }
+                },
+                "required": ["username", "email"]
+            });
+            let r = ctx.elicit(&i.message, schema).await?;
+            Res::Ok(format!(
+                "User response: action={}, content={}",
+                r.action,
+                json!(r.content)
+            ))
+        },
+    )?;
+    s.tool(
+        "test_elicitation_sep1034_defaults",
+        c("Elicitation with a default for every primitive type"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "description": "User name", "default": "John Doe" },
+                    "age": { "type": "integer", "description": "User age", "default": 30 },
+                    "score": { "type": "number", "description": "User score", "default": 95.5 },
+                    "status": {
+                        "type": "string", "description": "User status",
+                        "enum": ["active", "inactive", "pending"], "default": "active"
+                    },
+                    "verified": { "type": "boolean", "description": "Verification status", "default": true }
+                }
+            });
+            let r = ctx.elicit("Please review and update the form fields with defaults", schema).await?;
+            Res::Ok(format!("Elicitation completed: action={}, content={}", r.action, json!(r.content)))
+        },
+    )?;
+    s.tool(
+        "test_elicitation_sep1330_enums",
+        c("Elicitation with the five enum schema variants"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                    "titledSingle": { "type": "string", "oneOf": [
+                        { "const": "value1", "title": "First Option" },
+                        { "const": "value2", "title": "Second Option" },
+                        { "const": "value3", "title": "Third Option" }
+                    ]},
+                    "legacyEnum": {
+                        "type": "string", "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]
+                    },
+                    "untitledMulti": { "type": "array", "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+                    "titledMulti": { "type": "array", "items": { "anyOf": [
+                        { "const": "value1", "title": "First Choice" },
+                        { "const": "value2", "title": "Second Choice" },
+                        { "const": "value3", "title": "Third Choice" }
+                    ]}}
+                }
+            });
+            let r = ctx.elicit("Please select options from the enum fields", schema).await?;
+            Res::Ok(format!("Elicitation completed: action={}, content={}", r.action, json!(r.content)))
+        },
+    )?;
+    s.tool(
+        "json_schema_2020_12_tool",
+        c("Tool with JSON Schema 2020-12 features"),
+        |_: JsonSchema2020Input, _: Ctx| async { Res::Ok("JSON Schema 2020-12 tool executed") },
+    )?;
+    s.tool(
+        "test_reconnection",
+        c("Answers at once (SSE resumption is not implemented)"),
+        |_: NoArgs, _: Ctx| async { Res::Ok("Reconnection test completed successfully") },
+    )?;
+    Ok(())
+}
+
+fn add_resources(s: &mut Server) -> Result<(), picomcp::RegisterError> {
+    s.resource(
+        "test://static-text",
+        ResourceConfig::new("Static Text Resource")
+            .description("A static text resource for testing")
+            .mime_type("text/plain"),
+        |r: ResourceRequest, _: Ctx| async move {
+            Ok(ResourceContents::text(
+                r.uri,
+                "text/plain",
+                "This is the content of the static text resource.",
+            ))
+        },
+    )?;
+    s.resource(
+        "test://static-binary",
+        ResourceConfig::new("Static Binary Resource")
+            .description("A static binary resource (PNG) for testing")
+            .mime_type("image/png"),
+        |r: ResourceRequest, _: Ctx| async move {
+            Ok(ResourceContents::blob(r.uri, "image/png", red_png()))
+        },
+    )?;
+    s.resource(
+        "test://watched-resource",
+        ResourceConfig::new("Watched Resource")
+            .description("A resource to subscribe to")
+            .mime_type("text/plain"),
+        |r: ResourceRequest, _: Ctx| async move {
+            Ok(ResourceContents::text(
+                r.uri,
+                "text/plain",
+                "Watched resource content",
+            ))
+        },
+    )?;
+    s.resource_template(
+        "test://template/{id}/data",
+        ResourceConfig::new("Template Resource")
+            .description("A resource template with an id parameter")
+            .mime_type("application/json"),
+        |r: ResourceRequest, _: Ctx| async move {
+            let id = r.params.get("id").cloned().unwrap_or_default();
+            let body =
+                json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") });
+            Ok(ResourceContents::text(
+                r.uri,
+                "application/json",
+                body.to_string(),
+            ))
+        },
+    )?;
+    Ok(())
+}
+
+fn add_prompts(s: &mut Server) -> Result<(), picomcp::RegisterError> {
+    let c = |d: &str| PromptConfig::new().description(d);
+    s.prompt(
+        "test_simple_prompt",
+        c("A simple prompt without arguments"),
+        |_: NoArgs, _: Ctx| async {
+            Ok::<_, ProtocolError>(vec![PromptMessage::user(text(
+                "This is a simple prompt for testing.",
+            ))])
+        },
+    )?;
+    s.prompt(
+        "test_prompt_with_arguments",
+        c("A prompt with two arguments"),
+        |a: PromptArgs, _: Ctx| async move {
+            let t = format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                a.arg1, a.arg2
+            );
+            Ok::<_, ProtocolError>(vec![PromptMessage::user(text(t))])
+        },
+    )?;
+    s.prompt(
+        "test_prompt_with_embedded_resource",
+        c("A prompt that embeds a resource"),
+        |a: EmbeddedPromptArgs, _: Ctx| async move {
+            let resource = ResourceContents::text(
+                a.resource_uri,
+                "text/plain",
+                "Embedded resource content for testing.",
+            );
+            Ok::<_, ProtocolError>(vec![
+                PromptMessage::user(embedded(resource)),
+                PromptMessage::user(text("Please process the embedded resource above.")),
+            ])
+        },
+    )?;
+    s.prompt(
+        "test_prompt_with_image",
+        c("A prompt with an image"),
+        |_: NoArgs, _: Ctx| async {
+            let img: Content = image(red_png(), "image/png");
+            Ok::<_, ProtocolError>(vec![
+                PromptMessage::user(img),
+                PromptMessage::user(text("Please analyze the image above.")),
+            ])
+        },
+    )?;
+    s.completion(|req: CompleteRequest, _: Ctx| async move {
+        let candidates = ["paris", "park", "party", "test-value-1", "test-value-2"];
+        let values: Vec<String> = candidates
+            .iter()
+            .filter(|c| c.starts_with(&req.argument.value))
+            .map(|c| (*c).to_string())
+            .collect();
+        Ok::<_, ProtocolError>(values)
+    });
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut server = Server::new("picomcp-conformance", env!("CARGO_PKG_VERSION"));
+    add_tools(&mut server)?;
+    add_resources(&mut server)?;
+    add_prompts(&mut server)?;
+    let port: u16 = match std::env::var("PORT") {
+        Ok(p) => p.parse()?,
+        Err(_) => 8001,
+    };
+    let addr = format!("127.0.0.1:{port}");
+    eprintln!("picomcp conformance fixture at http://{addr}/mcp");
+    picomcp::http::serve(server, addr, HttpConfig::default()).await?;
+    Ok(())
+}
