@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Start / stop a local llama-server (OpenAI-compatible API) for mm development.
+#
+#   scripts/llama/serve.sh start [--model PATH] [--port N] [--ctx N] [-- extra llama-server args]
+#       Ensures the model (scripts/model/fetch-gemma.sh) and the binary
+#       (scripts/llama/build-server.sh) exist, starts llama-server in the
+#       background on 127.0.0.1:<free port>, waits for GET /health == 200, and
+#       prints (eval-able):
+#           MM_BASE_URL=http://127.0.0.1:PORT/v1
+#           MM_LLAMA_PID=PID
+#           MM_LLAMA_LOG=/path/to/log
+#       e.g.  eval "$(scripts/llama/serve.sh start)"; echo "$MM_BASE_URL"
+#   scripts/llama/serve.sh stop [PID]    stop the server we started (pid file) or PID
+#   scripts/llama/serve.sh status        print URL/PID if running
+#
+# Env: MM_DEV_CACHE (default ~/.cache/mm-dev), LLAMA_SERVER (binary override),
+#      LLAMA_THREADS (default: nproc), LLAMA_PARALLEL (slots, default 1),
+#      HEALTH_TIMEOUT (seconds, default 180)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="${MM_DEV_CACHE:-$HOME/.cache/mm-dev}"
+RUN="$CACHE/run"
+PIDFILE="$RUN/llama-server.pid"
+URLFILE="$RUN/llama-server.url"
+
+log() { echo "[serve] $*" >&2; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+is_running() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
+
+cmd_start() {
+  local model="" port="" ctx=4096 extra=()
+  while (($#)); do
+    case "$1" in
+      --model) model="$2"; shift 2 ;;
+      --port) port="$2"; shift 2 ;;
+      --ctx) ctx="$2"; shift 2 ;;
+      --) shift; extra=("$@"); break ;;
+      *) log "unknown arg: $1"; exit 2 ;;
+    esac
+  done
+
+  if [[ -f "$PIDFILE" ]] && is_running "$(cat "$PIDFILE")"; then
+    log "already running (pid $(cat "$PIDFILE")); use 'stop' first"
+    echo "MM_BASE_URL=$(cat "$URLFILE")"
+    echo "MM_LLAMA_PID=$(cat "$PIDFILE")"
+    return 0
+  fi
+
+  [[ -n "$model" ]] || model="$("$ROOT/scripts/model/fetch-gemma.sh" | tail -1)"
+  local bin="${LLAMA_SERVER:-}"
+  [[ -n "$bin" ]] || bin="$("$HERE/build-server.sh" | tail -1)"
+  [[ -n "$port" ]] || port="$(free_port)"
+
+  mkdir -p "$RUN"
+  local logf="$RUN/llama-server-$port.log"
+  log "starting $bin on 127.0.0.1:$port (ctx $ctx, model $model)"
+  # setsid: own process group, so the caller's shell/job control does not kill it.
+  setsid "$bin" --jinja -m "$model" --host 127.0.0.1 --port "$port" \
+    -c "$ctx" -np "${LLAMA_PARALLEL:-1}" -t "${LLAMA_THREADS:-$(nproc)}" \
+    "${extra[@]}" >"$logf" 2>&1 </dev/null &
+  local pid=$!
+  echo "$pid" >"$PIDFILE"
+  echo "http://127.0.0.1:$port/v1" >"$URLFILE"
+
+  local deadline=$((SECONDS + ${HEALTH_TIMEOUT:-180})) code=""
+  while ((SECONDS < deadline)); do
+    if ! is_running "$pid"; then
+      log "llama-server exited early; last log lines:"
+      tail -20 "$logf" >&2
+      rm -f "$PIDFILE" "$URLFILE"
+      exit 1
+    fi
+    code="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health" || true)"
+    [[ "$code" == 200 ]] && break
+    sleep 0.5
+  done
+  if [[ "$code" != 200 ]]; then
+    log "timed out waiting for /health (last status $code); stopping pid $pid"
+    kill "$pid" 2>/dev/null || true
+    rm -f "$PIDFILE" "$URLFILE"
+    exit 1
+  fi
+  log "healthy after ${SECONDS}s"
+  echo "MM_BASE_URL=http://127.0.0.1:$port/v1"
+  echo "MM_LLAMA_PID=$pid"
+  echo "MM_LLAMA_LOG=$logf"
+}
+
+cmd_stop() {
+  local pid="${1:-}"
+  [[ -n "$pid" ]] || { [[ -f "$PIDFILE" ]] && pid="$(cat "$PIDFILE")"; }
+  if [[ -z "$pid" ]]; then log "no pid file; nothing to stop"; return 0; fi
+  if is_running "$pid"; then
+    kill "$pid"
+    for _ in $(seq 1 50); do is_running "$pid" || break; sleep 0.1; done
+    is_running "$pid" && kill -9 "$pid" 2>/dev/null || true
+    log "stopped pid $pid"
+  else
+    log "pid $pid not running"
+  fi
+  if [[ -f "$PIDFILE" && "$(cat "$PIDFILE")" == "$pid" ]]; then rm -f "$PIDFILE" "$URLFILE"; fi
+}
+
+cmd_status() {
+  if [[ -f "$PIDFILE" ]] && is_running "$(cat "$PIDFILE")"; then
+    echo "MM_BASE_URL=$(cat "$URLFILE")"
+    echo "MM_LLAMA_PID=$(cat "$PIDFILE")"
+  else
+    log "not running"
+    return 1
+  fi
+}
+
+case "${1:-}" in
+  start) shift; cmd_start "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  status) shift; cmd_status "$@" ;;
+  *) echo "usage: $0 start [--model PATH] [--port N] [--ctx N] [-- args] | stop [PID] | status" >&2; exit 2 ;;
+esac
