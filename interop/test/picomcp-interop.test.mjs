@@ -9,6 +9,35 @@ import { connect, textOf } from './helpers.mjs';
 const TRANSPORTS = (process.env.MCP_INTEROP_TRANSPORTS ?? 'stdio,http').split(',');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Asserts the SDK client reported no protocol errors, except the SDK's own
+ * race (typescript-sdk issue #2580): it processes a response synchronously and
+ * a notification asynchronously, so a final progress notification that arrived
+ * on the wire BEFORE the response is still reported as "unknown token".  Such
+ * an error is excused only when the transcript proves that wire order.
+ */
+function noClientErrors(ctx, t) {
+  const real = [];
+  for (const e of ctx.clientErrors) {
+    const m = /^Received a progress notification for an unknown token: (.*)$/s.exec(e.message);
+    if (m) {
+      const note = JSON.parse(m[1]);
+      const token = note.params.progressToken;
+      const idx = (pred) => ctx.transcript.findIndex((x) => x.dir === 'server->client' && pred(x.msg));
+      const iNote = idx((msg) => msg.method === 'notifications/progress' &&
+        msg.params.progressToken === token && msg.params.progress === note.params.progress);
+      const iResp = idx((msg) => msg.id === token && ('result' in msg || 'error' in msg));
+      if (iNote >= 0 && iResp >= 0 && iNote < iResp) {
+        t.diagnostic(`excused SDK client race (typescript-sdk#2580): progress ${note.params.progress} for ` +
+          `token ${token} arrived before its response but was processed after it`);
+        continue;
+      }
+    }
+    real.push(String(e));
+  }
+  assert.deepEqual(real, []);
+}
+
 /** Opens one connection per describe block, closed in after(). */
 function useServer(example, kind) {
   const ctx = {};
@@ -79,9 +108,7 @@ for (const kind of TRANSPORTS) {
       }
     }));
 
-    test('no client-side protocol errors', () => {
-      assert.deepEqual(s.clientErrors.map(String), []);
-    });
+    test('no client-side protocol errors', (t) => noClientErrors(s, t));
   });
 
   describe(`[${kind}] search_issues`, () => {
@@ -131,9 +158,7 @@ for (const kind of TRANSPORTS) {
       assert.match(textOf(r), /repo/);
     }));
 
-    test('no client-side protocol errors', () => {
-      assert.deepEqual(s.clientErrors.map(String), []);
-    });
+    test('no client-side protocol errors', (t) => noClientErrors(s, t));
   });
 
   describe(`[${kind}] get_price`, () => {
@@ -163,9 +188,7 @@ for (const kind of TRANSPORTS) {
       assert.deepEqual(JSON.parse(text), sc);
     }));
 
-    test('no client-side protocol errors', () => {
-      assert.deepEqual(s.clientErrors.map(String), []);
-    });
+    test('no client-side protocol errors', (t) => noClientErrors(s, t));
   });
 
   describe(`[${kind}] image`, () => {
@@ -200,9 +223,7 @@ for (const kind of TRANSPORTS) {
       }
     }));
 
-    test('no client-side protocol errors', () => {
-      assert.deepEqual(s.clientErrors.map(String), []);
-    });
+    test('no client-side protocol errors', (t) => noClientErrors(s, t));
   });
 
   describe(`[${kind}] slow (progress + cancellation)`, () => {
@@ -276,9 +297,7 @@ for (const kind of TRANSPORTS) {
         }
       }));
 
-    test('no client-side protocol errors', () => {
-      assert.deepEqual(s.clientErrors.map(String), []);
-    });
+    test('no client-side protocol errors', (t) => noClientErrors(s, t));
   });
 }
 
