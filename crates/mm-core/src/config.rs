@@ -2,9 +2,11 @@
 //!
 //! `agent_file` parses and checks the file into these types; nothing downstream sees YAML.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::agent_file::AgentFileError;
 use crate::args::Params;
 
 /// How tool calls are asked of the model (SPEC §2b).
@@ -65,9 +67,17 @@ pub struct AgentConfig {
     /// Built-ins offered; `None` = all.
     pub builtins: Option<Vec<String>>,
     pub tools: Vec<DeclaredToolConfig>,
+    /// `skills:` folders, resolved against the agent file's folder (not checked to exist here).
+    pub skills: Vec<PathBuf>,
+    /// `mcp:` servers, in file order.
+    pub mcp: Vec<McpServerConfig>,
+    pub hooks: HooksConfig,
     pub limits: Limits,
     /// The agent's instructions (the Markdown body or `instructions:`).
     pub instructions: String,
+    /// Diagnostics that do not stop mm (e.g. a parameter no command entry uses), for
+    /// `mm check` and start-up.
+    pub warnings: Vec<AgentFileError>,
 }
 
 impl Default for AgentConfig {
@@ -83,8 +93,109 @@ impl Default for AgentConfig {
             allow: Vec::new(),
             builtins: None,
             tools: Vec::new(),
+            skills: Vec::new(),
+            mcp: Vec::new(),
+            hooks: HooksConfig::default(),
             limits: Limits::default(),
             instructions: String::new(),
+            warnings: Vec::new(),
         }
     }
+}
+
+/// One MCP server (`mcp.NAME`), checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerConfig {
+    /// The key under `mcp:`.
+    pub name: String,
+    pub transport: McpTransport,
+    /// Text put before each of the server's tool names: `NAME_` by default, `P_` for
+    /// `prefix: P`, nothing for `prefix: ""`.
+    pub tool_prefix: String,
+}
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum McpTransport {
+    /// Streamable HTTP: `url` and optional `headers` (values taken as written).
+    Http { url: String, headers: Vec<(String, String)> },
+    /// stdio: `command` (argv), resolved `program`, extra `env` for the child.
+    Stdio { command: Vec<String>, program: PathBuf, env: Vec<(String, String)> },
+}
+
+/// `hooks:` of the agent file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HooksConfig {
+    pub pre_tool_call: Vec<HookConfig>,
+    pub post_tool_call: Vec<HookConfig>,
+}
+
+/// One hook: a command run for the calls whose tool name matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookConfig {
+    /// `None`: every tool.
+    pub matcher: Option<ToolMatcher>,
+    /// argv, as written; `command[0]` is the program.
+    pub command: Vec<String>,
+    /// `command[0]` resolved like a declared tool's program.
+    pub program: PathBuf,
+    pub timeout: Duration,
+}
+
+/// A hook's `match:`: a regex that must match the *whole* tool name (`release|bash` matches
+/// `bash`, not `bash_extra`).
+#[derive(Debug, Clone)]
+pub struct ToolMatcher {
+    pattern: String,
+    regex: regex::Regex,
+}
+
+impl ToolMatcher {
+    /// Compiles `pattern`, anchored at both ends.
+    pub fn new(pattern: &str) -> Result<Self, regex::Error> {
+        let regex = regex::Regex::new(&format!("^(?:{pattern})$"))?;
+        Ok(Self { pattern: pattern.to_string(), regex })
+    }
+
+    /// The pattern as written in the agent file.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    pub fn is_match(&self, tool: &str) -> bool {
+        self.regex.is_match(tool)
+    }
+}
+
+impl PartialEq for ToolMatcher {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern
+    }
+}
+
+/// The placeholders `{{ name }}` of one command entry: each one's byte range in `entry` and its
+/// name (spaces inside the braces trimmed). The one definition of the syntax, shared by the
+/// agent-file check and the substitution at run time. A `{{` with no `}}` after it is literal
+/// text; the name may hold no brace.
+pub fn placeholders(entry: &str) -> Vec<(Range<usize>, &str)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(rel) = entry.get(from..).and_then(|rest| rest.find("{{")) {
+        let open = from + rel;
+        let inner_start = open + 2;
+        let Some(len) = entry.get(inner_start..).and_then(|rest| rest.find("}}")) else {
+            break;
+        };
+        let inner = &entry[inner_start..inner_start + len];
+        if inner.contains(['{', '}']) {
+            // `{{{x}}`: the placeholder starts at a later brace.
+            from = open + 1;
+            continue;
+        }
+        let end = inner_start + len + 2;
+        found.push((open..end, inner.trim()));
+        from = end;
+    }
+    found
 }

@@ -1,0 +1,137 @@
+//! Loading an agent file (SPEC §1): Markdown with YAML front matter, or plain YAML.
+//!
+//! Every error names the file, the line and the key:
+//! `ops.md:14: tools.release.command[0]: the program may not contain a placeholder`.
+//!
+//! Layers: [`yaml`] turns saphyr's marked tree into a small tree that knows the line of every
+//! key and value; [`decode`] walks it, checking each mapping's keys as it goes (so the first
+//! problem in file order is the one reported), into the resolved [`AgentConfig`]. Walking the
+//! tree by hand rather than through serde keeps key order, exact lines and the wording of every
+//! message in one place. The full reference is `docs/agent-file.md`.
+
+mod decode;
+mod extras;
+mod tools;
+mod yaml;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::Path;
+
+use crate::config::AgentConfig;
+
+/// Front matter larger than this is refused: an agent file is a page of configuration, and
+/// the bound keeps nesting (hence recursion while walking the tree) shallow.
+const MAX_YAML_BYTES: usize = 1 << 20;
+
+/// An agent-file error: `FILE:LINE: KEY: MESSAGE` (`LINE` left out when 0, `KEY` when empty).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct AgentFileError {
+    pub file: String,
+    /// 1-based line in the agent file; 0 when the problem is not on a line (file unreadable).
+    pub line: usize,
+    /// The key path, like `tools.release.command[0]` (empty for file-level errors).
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for AgentFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+        }
+        f.write_str(": ")?;
+        if !self.key.is_empty() {
+            write!(f, "{}: ", self.key)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads and checks the agent file at `path`.
+pub fn load_agent(path: &Path) -> Result<AgentConfig, AgentFileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| AgentFileError {
+        file: path.display().to_string(),
+        line: 0,
+        key: String::new(),
+        message: format!("cannot read the agent file: {e}"),
+    })?;
+    parse_agent(path, &text)
+}
+
+/// Parses agent-file `text` as if read from `path`: a `.yaml`/`.yml` extension (any case) means
+/// plain YAML, anything else Markdown. Relative paths in the file (programs, skills) resolve
+/// against the folder of `path`, made absolute from the current directory when relative.
+pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileError> {
+    let file = path.display().to_string();
+    let fail = |line: usize, message: String| AgentFileError {
+        file: file.clone(),
+        line,
+        key: String::new(),
+        message,
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let is_yaml = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    let (front, first_line, body) = if is_yaml {
+        (Some(text), 1, None)
+    } else {
+        match split_front_matter(text) {
+            FrontMatter::Absent => (None, 1, Some(text)),
+            FrontMatter::Closed { yaml, body } => (Some(yaml), 2, Some(body)),
+            FrontMatter::Unclosed => {
+                return Err(fail(
+                    1,
+                    "the front matter opened here is not closed: end it with a line `---`".into(),
+                ));
+            }
+        }
+    };
+    let root = match front {
+        Some(yaml) if yaml.len() > MAX_YAML_BYTES => {
+            return Err(fail(
+                first_line,
+                format!("the YAML is too large ({} bytes; at most {MAX_YAML_BYTES})", yaml.len()),
+            ));
+        }
+        Some(yaml) => yaml::parse(yaml, first_line).map_err(|e| fail(e.line, e.message))?,
+        None => None,
+    };
+    let mut cx = decode::Cx::new(file.clone(), path);
+    let config = decode::agent(&mut cx, root.as_ref(), body)?;
+    Ok(AgentConfig { path: Some(path.to_path_buf()), ..config })
+}
+
+enum FrontMatter<'a> {
+    /// The file does not start with a `---` line.
+    Absent,
+    Closed { yaml: &'a str, body: &'a str },
+    Unclosed,
+}
+
+/// Splits a Markdown file at its front matter: a first line `---` and the next line `---`
+/// (trailing spaces and `\r` ignored).
+fn split_front_matter(text: &str) -> FrontMatter<'_> {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next() else { return FrontMatter::Absent };
+    if first.trim_end() != "---" {
+        return FrontMatter::Absent;
+    }
+    let start = first.len();
+    let mut pos = start;
+    for line in lines {
+        if line.trim_end() == "---" {
+            return FrontMatter::Closed {
+                yaml: text.get(start..pos).unwrap_or(""),
+                body: text.get(pos + line.len()..).unwrap_or(""),
+            };
+        }
+        pos += line.len();
+    }
+    FrontMatter::Unclosed
+}
