@@ -109,6 +109,10 @@ pub(super) fn agent(cx: &mut Cx, root: Option<&Node>, body: Option<&str>) -> Res
 fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: bool) -> Result<()> {
     let key = entry.key.as_str();
     let value = &entry.value;
+    if key.starts_with("x-") {
+        // Extension keys, as in Compose files: a home for anchors, or for other programs.
+        return Ok(());
+    }
     if value.kind == Kind::Null {
         return match key {
             _ if TOP_KEYS.contains(&key) => Ok(()),

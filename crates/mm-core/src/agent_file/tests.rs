@@ -421,3 +421,19 @@ fn no_panic_on_any_input() {
         }
     }
 }
+
+#[test]
+fn anchors_prefixes_and_hook_timeouts() {
+    let c = ok("---\nx-common: &guard {command: [./g.sh]}\nhooks:\n  preToolCall: [*guard]\n---\n");
+    assert_eq!(c.hooks.pre_tool_call[0].program, PathBuf::from("/srv/agents/g.sh"));
+    let c = parse(
+        "/a/ops.yaml",
+        "hooks:\n  preToolCall:\n    - {command: &h [./h.sh], timeout: 5s}\n  postToolCall:\n    - {command: *h}\nmcp:\n  files: {command: [srv], prefix: fs, env: {A: b}}\n",
+    )
+    .unwrap();
+    assert_eq!(c.hooks.pre_tool_call[0].timeout, Duration::from_secs(5));
+    assert_eq!(c.hooks.post_tool_call[0].command, ["./h.sh"]);
+    assert_eq!(c.hooks.post_tool_call[0].program, PathBuf::from("/a/h.sh"));
+    assert_eq!(c.mcp[0].tool_prefix, "fs_");
+    assert!(matches!(&c.mcp[0].transport, McpTransport::Stdio { env, .. } if env == &[("A".to_string(), "b".to_string())]));
+}
