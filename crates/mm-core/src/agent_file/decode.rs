@@ -341,23 +341,35 @@ fn unknown_choice(what: &str, found: &str, choices: &[&str], plural: &str) -> St
     format!("unknown {what} {found}{hint} {plural} are: {}", choices.join(", "))
 }
 
+/// The longest timeout accepted: longer is surely a typo, and it keeps deadline arithmetic
+/// (`Instant + timeout`) far from overflow.
+const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
 /// A duration: `500ms`, `60s`, `2m`, `1h`, combined (`1m30s`), or a number of seconds.
 pub(super) fn duration(cx: &Cx, node: &Node, path: &str) -> Result<Duration> {
+    let seconds = |s: f64| {
+        (s.is_finite() && s >= 0.001).then(|| Duration::try_from_secs_f64(s).ok()).flatten()
+    };
     let parsed = match &node.kind {
         Kind::Int(i) if *i >= 1 => Some(Duration::from_secs(i.unsigned_abs())),
+        Kind::Float(f) => seconds(*f),
         Kind::Str(s) => parse_duration(s),
         _ => None,
     };
-    parsed.ok_or_else(|| {
-        cx.err(
+    match parsed {
+        Some(d) if d > MAX_DURATION => {
+            Err(cx.err(node.line, path, format!("{} is longer than the maximum, 24h", node.describe())))
+        }
+        Some(d) => Ok(d),
+        None => Err(cx.err(
             node.line,
             path,
             format!(
                 "{} is not a duration; write like 60s, 2m, 500ms, 1h or a number of seconds",
                 node.describe()
             ),
-        )
-    })
+        )),
+    }
 }
 
 fn parse_duration(text: &str) -> Option<Duration> {
@@ -382,7 +394,7 @@ fn parse_duration(text: &str) -> Option<Duration> {
         rest = rest.get(unit_len..)?;
         total_ms += number * unit_ms;
     }
-    if total_ms < 1.0 {
+    if total_ms.is_nan() || total_ms < 1.0 {
         return None;
     }
     Duration::try_from_secs_f64(total_ms / 1000.0).ok()

@@ -145,6 +145,10 @@ errors! {
         "ops.md:5: mcp.fs.headers: `headers` is for `url` servers";
     mcp_unknown_key: "mcp:\n  fs:\n    comand: [srv]\n" =>
         "ops.md:4: mcp.fs.comand: unknown key; did you mean `command`?";
+    tools_as_list: "tools: [Read, Grep]\n" =>
+        "ops.md:2: tools: expected a mapping of tool names to tools, found a list; to choose built-in tools, use `builtins:`";
+    too_long_timeout: &format!("{TOOL}    command: [x]\n    timeout: 25h\n") =>
+        "ops.md:6: tools.release.timeout: \"25h\" is longer than the maximum, 24h";
     skills_not_list: "skills: 3\n" =>
         "ops.md:2: skills: expected a list, found 3";
 }
@@ -352,11 +356,13 @@ fn unused_parameter_is_a_warning() {
 
 #[test]
 fn durations() {
-    let cases = [("500ms", 500), ("60s", 60_000), ("2m", 120_000), ("1h", 3_600_000), ("1.5s", 1_500), ("45", 45_000)];
+    let cases = [("500ms", 500), ("60s", 60_000), ("2m", 120_000), ("1h", 3_600_000), ("1.5s", 1_500), ("45", 45_000), ("24h", 86_400_000)];
     for (text, ms) in cases {
         let c = ok(&format!("---\ntools:\n  t: {{description: x, command: [x], timeout: \"{text}\"}}\n---\n"));
         assert_eq!(c.tools[0].timeout, Duration::from_millis(ms), "{text}");
     }
+    let c = ok("---\ntools:\n  t: {description: x, command: [x], timeout: 2.5}\n---\n");
+    assert_eq!(c.tools[0].timeout, Duration::from_millis(2500));
     for bad in ["", "s", "5 s", "1.2.3s", "-1s", "0s", "5d", "0.1ms"] {
         let text = format!("---\ntools:\n  t: {{description: x, command: [x], timeout: \"{bad}\"}}\n---\n");
         assert!(parse("ops.md", &text).is_err(), "{bad:?} accepted");
@@ -436,4 +442,27 @@ fn anchors_prefixes_and_hook_timeouts() {
     assert_eq!(c.hooks.post_tool_call[0].program, PathBuf::from("/a/h.sh"));
     assert_eq!(c.mcp[0].tool_prefix, "fs_");
     assert!(matches!(&c.mcp[0].transport, McpTransport::Stdio { env, .. } if env == &[("A".to_string(), "b".to_string())]));
+}
+
+/// Random files over an alphabet of YAML's significant characters: errors, never panics.
+#[test]
+fn no_panic_on_random_input() {
+    const ALPHABET: &[&str] = &[
+        "---\n", "\n", " ", "  ", "-", ":", "[", "]", "{", "}", ",", "\"", "'", "&a", "*a", "!!",
+        "|", ">", "#", "?", "tools", "release", "command", "{{", "}}", "description", "x", "1",
+        "\t", "parameters", "type", "enum", "default", "hooks", "mcp", "url", "\u{e9}",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let len = next() % 60;
+        let text: String = (0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]).collect();
+        let _ = parse("ops.md", &format!("---\n{text}\n---\n"));
+        let _ = parse("ops.yaml", &text);
+    }
 }

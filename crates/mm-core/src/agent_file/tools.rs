@@ -19,6 +19,14 @@ const TYPES: &[&str] = &["string", "integer", "number", "boolean"];
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub(super) fn tools(cx: &mut Cx, node: &Node, path: &str) -> Result<Vec<DeclaredToolConfig>> {
+    if let Kind::Seq(_) = node.kind {
+        return Err(cx.err(
+            node.line,
+            path,
+            "expected a mapping of tool names to tools, found a list; to choose built-in tools, \
+             use `builtins:`",
+        ));
+    }
     let mut tools = Vec::new();
     for entry in map(cx, node, path)? {
         tools.push(tool(cx, entry, &child(path, &entry.key))?);
