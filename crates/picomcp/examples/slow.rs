@@ -32,10 +32,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         |input: SlowInput, ctx: Ctx| async move {
             let total = Duration::from_secs_f64(input.seconds);
             let ticks = (total.as_secs_f64() / TICK.as_secs_f64()).ceil() as u32;
-            for i in 1..=ticks {
-                let step = TICK.min(total.saturating_sub(TICK * (i - 1)));
-                tokio::time::sleep(step).await;
+            // Progress is sent as each tick starts, never right before the result: some clients
+            // handle notifications after a response that follows them closely.
+            for i in 0..ticks {
                 ctx.progress(f64::from(i), Some(f64::from(ticks)), Some("waiting"));
+                let step = TICK.min(total.saturating_sub(TICK * i));
+                tokio::time::sleep(step).await;
             }
             Ok::<_, ToolError>(format!("Waited {} seconds.", input.seconds))
         },

@@ -197,7 +197,23 @@ fn describe(error: &ValidationError<'_>, lines: &mut Vec<String>) {
         }
         ValidationErrorKind::Format { format } => format!("Invalid {format}"),
         ValidationErrorKind::UniqueItems => "Invalid input: expected unique items".to_string(),
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            // `Option<T>` becomes `anyOf: [T, null]`: when only one branch fails for a reason
+            // other than the value's type, its errors are the useful ones.
+            let here = error.instance_path().as_str();
+            let wrong_type_only = |branch: &Vec<ValidationError<'static>>| {
+                branch.iter().all(|e| {
+                    matches!(e.kind(), ValidationErrorKind::Type { .. })
+                        && e.instance_path().as_str() == here
+                })
+            };
+            let relevant: Vec<_> = context.iter().filter(|b| !wrong_type_only(b)).collect();
+            if let [branch] = relevant.as_slice() {
+                for e in branch.iter() {
+                    describe(e, lines);
+                }
+                return;
+            }
             "Invalid input".to_string()
         }
         _ => {

@@ -60,8 +60,33 @@ cases! {
 #[test]
 fn enum_names_the_options() {
     let lines = errors(json!({"repo": "a/b", "query": "x", "state": "merged"}));
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].starts_with("state: "), "{lines:?}");
+    assert_eq!(
+        lines,
+        vec![r#"state: Invalid option: expected one of "open"|"closed""#]
+    );
+}
+
+#[test]
+fn nested_paths_are_dotted() {
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    struct Outer {
+        items: Vec<Inner>,
+    }
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    struct Inner {
+        #[schemars(length(min = 1))]
+        name: String,
+    }
+    let schema = CompiledSchema::compile(&schema_for::<Outer>()).unwrap();
+    let lines = schema
+        .validate(&json!({"items": [{"name": "a"}, {"name": ""}]}))
+        .unwrap_err();
+    assert_eq!(
+        lines,
+        vec!["items.1.name: Too small: expected string to have >=1 characters"]
+    );
 }
 
 #[test]

@@ -118,7 +118,7 @@ impl HttpConfig {
                 .and_then(|v| v.to_str().ok())
                 .ok_or("Forbidden: missing Host header")?;
             let name = host_of(host).to_ascii_lowercase();
-            if !allowed.iter().any(|a| *a == name) {
+            if !allowed.contains(&name) {
                 return Err(format!("Forbidden: Host {host:?} is not allowed"));
             }
         }

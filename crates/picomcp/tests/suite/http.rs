@@ -1,0 +1,271 @@
+//! Raw JSON-RPC over Streamable HTTP, against `picomcp::http::serve_listener` on a free port.
+
+use std::time::Duration;
+
+use picomcp::http::HttpConfig;
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use super::common::{self, assert_tool_error, call, initialize};
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+struct Http {
+    url: String,
+    client: reqwest::Client,
+    session: Option<String>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Http {
+    async fn start(config: HttpConfig) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(picomcp::http::serve_listener(
+            common::server(),
+            listener,
+            config,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        Self {
+            url,
+            client,
+            session: None,
+            _stop: stop,
+        }
+    }
+
+    fn post(&self, body: &Value) -> reqwest::RequestBuilder {
+        self.post_at(body, "2025-11-25")
+    }
+
+    /// A POST with the session header and this `MCP-Protocol-Version`.
+    fn post_at(&self, body: &Value, version: &str) -> reqwest::RequestBuilder {
+        let mut r = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH)
+            .body(body.to_string());
+        if let Some(s) = &self.session {
+            r = r
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", version);
+        }
+        r
+    }
+
+    async fn initialized(config: HttpConfig) -> Self {
+        let mut h = Self::start(config).await;
+        let r = h.post(&initialize(0, "2025-11-25")).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        assert!(
+            id.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+            "visible ASCII session id"
+        );
+        h.session = Some(id);
+        let r = h
+            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::ACCEPTED, "notifications get 202");
+        assert!(r.text().await.unwrap().is_empty());
+        h
+    }
+
+    async fn json(&self, body: &Value) -> Value {
+        let r = self.post(body).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()["content-type"], "application/json");
+        r.json().await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn validation_messages_name_each_field() {
+    let h = Http::initialized(HttpConfig::default()).await;
+    for (i, (args, want)) in common::validation_cases().into_iter().enumerate() {
+        let r = h.json(&call(i as i64 + 1, "search_issues", args)).await;
+        assert_tool_error(&r, &want);
+    }
+}
+
+#[tokio::test]
+async fn host_and_origin_are_checked() {
+    let h = Http::initialized(HttpConfig::default()).await;
+    let r = h
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .header("origin", "http://evil.example.com");
+    assert_eq!(r.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let r = h
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .header("host", "evil.example.com");
+    assert_eq!(r.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let r = h
+        .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .header("origin", "http://localhost:5173");
+    assert_eq!(r.send().await.unwrap().status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn session_id_flow() {
+    let mut h = Http::initialized(HttpConfig::default()).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(h.json(&ping).await["result"], json!({}));
+    let session = h.session.take().unwrap();
+    assert_eq!(
+        h.post(&ping).send().await.unwrap().status(),
+        StatusCode::BAD_REQUEST,
+        "no session id"
+    );
+    h.session = Some("not-a-session".into());
+    assert_eq!(
+        h.post(&ping).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND,
+        "unknown session id"
+    );
+    h.session = Some(session.clone());
+    let del = h
+        .client
+        .delete(&h.url)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert!(del.status().is_success());
+    assert_eq!(
+        h.post(&ping).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND,
+        "terminated session"
+    );
+}
+
+#[tokio::test]
+async fn protocol_version_negotiation() {
+    let h = Http::start(HttpConfig::default()).await;
+    let r: Value = h
+        .post(&initialize(0, "2025-06-18"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+    let r: Value = h
+        .post(&initialize(0, "2099-01-01"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        r["result"]["protocolVersion"],
+        picomcp::LATEST_PROTOCOL_VERSION
+    );
+
+    let h = Http::initialized(HttpConfig::default()).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let legacy = h.post_at(&ping, "2025-03-26").send().await.unwrap();
+    assert_eq!(
+        legacy.status(),
+        StatusCode::OK,
+        "older supported versions are accepted"
+    );
+    let bad = h.post_at(&ping, "1999-01-01").send().await.unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn progress_switches_the_answer_to_sse() {
+    let h = Http::initialized(HttpConfig::default()).await;
+    let mut body = call(7, "slow", json!({"seconds": 0.05}));
+    body["params"]["_meta"] = json!({"progressToken": "tok"});
+    let r = h.post(&body).send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let text = r.text().await.unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2, "{text}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[0]["params"]["progressToken"], "tok");
+    assert_eq!(events[1]["id"], 7);
+    assert_eq!(events[1]["result"]["content"][0]["text"], "done");
+}
+
+#[tokio::test]
+async fn limits_and_methods() {
+    let h = Http::initialized(HttpConfig::default().max_body_bytes(1024)).await;
+    let big = call(
+        1,
+        "search_issues",
+        json!({"repo": "x".repeat(4096), "query": "q"}),
+    );
+    assert_eq!(
+        h.post(&big).send().await.unwrap().status(),
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    let put = h.client.put(&h.url).send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let wrong_type = h
+        .client
+        .post(&h.url)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_type.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let batch = h
+        .post(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(batch.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn get_opens_one_stream_per_session() {
+    let h = Http::initialized(HttpConfig::default()).await;
+    let session = h.session.clone().unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+    headers.insert("mcp-session-id", HeaderValue::from_str(&session).unwrap());
+    let first = h
+        .client
+        .get(&h.url)
+        .headers(headers.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["content-type"], "text/event-stream");
+    let second = tokio::time::timeout(
+        Duration::from_secs(5),
+        h.client.get(&h.url).headers(headers).send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+    let no_session = h
+        .client
+        .get(&h.url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_session.status(), StatusCode::BAD_REQUEST);
+}

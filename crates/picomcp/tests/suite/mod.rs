@@ -1,0 +1,3 @@
+mod common;
+mod http;
+mod stdio;
