@@ -113,11 +113,8 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         // Extension keys, as in Compose files: a home for anchors, or for other programs.
         return Ok(());
     }
-    if value.kind == Kind::Null {
-        return match key {
-            _ if TOP_KEYS.contains(&key) => Ok(()),
-            _ => Err(unknown_key(cx, entry, "", TOP_KEYS)),
-        };
+    if value.kind == Kind::Null && TOP_KEYS.contains(&key) {
+        return Ok(());
     }
     match key {
         "name" => config.name = Some(non_empty_string(cx, value, key)?),
