@@ -1,7 +1,7 @@
 //! From flags to a ready engine: working directory, agent file, overrides, tools, provider.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mm_core::provider::{Provider, ProviderConfig};
 use mm_core::{AgentConfig, Permissions, Registry, load_agent};
@@ -60,7 +60,12 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     };
     let (mut config, source) = match path {
         Some(path) => {
-            let config = load_agent(&absolute(&cwd, &path)).map_err(|e| Failure::usage(e.to_string()))?;
+            // The path as the user wrote it, so that messages read `mm.md:14: …`; the loader anchors
+            // relative program paths itself.
+            let config = load_agent(&path).map_err(|e| Failure::usage(e.to_string()))?;
+            for warning in &config.warnings {
+                eprintln!("mm: warning: {warning}");
+            }
             (config, path.display().to_string())
         }
         None => (AgentConfig::default(), "default agent".to_string()),
@@ -79,10 +84,6 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     }
     let registry = Registry::from_config(&config);
     Ok(Env { cwd, config, registry, source })
-}
-
-fn absolute(cwd: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
 }
 
 /// `mm tools`: the tools exactly as they are sent (the `tools` field of the request).
