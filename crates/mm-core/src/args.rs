@@ -1,11 +1,39 @@
 //! The one argument validator and coercer, for declared and MCP tools alike.
 //!
 //! A tool's parameters are a [`Params`] list (built from an agent file's `parameters:` or from an
-//! MCP tool's `inputSchema`). [`Params::validate`] takes the arguments exactly as the model sent
-//! them (a raw string) and returns either the coerced arguments or an [`Invalid`] that renders
-//! the answer the model reads: each problem, the call quoted back and every parameter's form.
+//! MCP tool's `inputSchema` with [`Params::from_json_schema`]). [`Params::validate`] takes the
+//! arguments exactly as the model sent them (a raw string) and returns either the coerced
+//! arguments or an [`Invalid`] that renders the answer the model reads: each problem, the call
+//! quoted back and every parameter's form.
+//!
+//! Coercion is lenient and nothing more (SPEC §2): `"3"` and `3.0` are accepted for an integer,
+//! `"true"` for a boolean, `3` for a string; anything that would need a guess (`"yes"`, `"three"`,
+//! `"3.5"` for an integer) is refused with the reason.
+//!
+//! ```
+//! use mm_core::{ParamSpec, ParamType, Params};
+//!
+//! let params = Params {
+//!     params: vec![ParamSpec {
+//!         name: "count".into(),
+//!         ty: ParamType::Integer,
+//!         description: None,
+//!         required: true,
+//!         enum_values: None,
+//!         default: None,
+//!         schema: None,
+//!     }],
+//!     deny_unknown: true,
+//! };
+//! let args = params.validate(r#"{"count":"3"}"#).unwrap();
+//! assert_eq!(args["count"], 3);
+//! let invalid = params.validate(r#"{"count":"three"}"#).unwrap_err();
+//! assert_eq!(invalid.problems, ["count: \"three\" is not an integer"]);
+//! ```
 
-use serde_json::{Map, Value};
+use std::fmt::Write as _;
+
+use serde_json::{Map, Number, Value};
 
 /// The type of one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +49,34 @@ pub enum ParamType {
     Object,
     /// MCP only: no type given; any JSON value.
     Any,
+}
+
+impl ParamType {
+    /// The JSON Schema name of the type (`None` for [`ParamType::Any`]).
+    pub fn json_name(self) -> Option<&'static str> {
+        match self {
+            ParamType::String => Some("string"),
+            ParamType::Integer => Some("integer"),
+            ParamType::Number => Some("number"),
+            ParamType::Boolean => Some("boolean"),
+            ParamType::Array => Some("array"),
+            ParamType::Object => Some("object"),
+            ParamType::Any => None,
+        }
+    }
+
+    /// Parses a JSON Schema `type` name.
+    pub fn from_json_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "string" => ParamType::String,
+            "integer" => ParamType::Integer,
+            "number" => ParamType::Number,
+            "boolean" => ParamType::Boolean,
+            "array" => ParamType::Array,
+            "object" => ParamType::Object,
+            _ => return None,
+        })
+    }
 }
 
 /// One parameter of a tool.
@@ -58,16 +114,463 @@ pub struct Invalid {
 
 impl Params {
     /// Validates and coerces `raw` (the model's arguments text). See SPEC §2 "Coercion".
+    ///
+    /// Empty text (or `null`) is an empty object; a JSON string holding a JSON object is decoded
+    /// once. Defaults are applied to omitted parameters; `null` for an optional parameter counts
+    /// as omitted. Names not in the list are refused when `deny_unknown`, passed through as they
+    /// are otherwise.
     pub fn validate(&self, raw: &str) -> Result<Map<String, Value>, Invalid> {
-        let _ = raw;
-        Err(Invalid { problems: vec!["not implemented".into()], raw: raw.to_string() })
+        let invalid = |problem: String| Invalid {
+            problems: vec![problem],
+            raw: raw.to_string(),
+        };
+        let sent = decode_arguments(raw).map_err(invalid)?;
+
+        let mut problems = Vec::new();
+        let mut out = Map::new();
+        for spec in &self.params {
+            match sent.get(&spec.name) {
+                None | Some(Value::Null) if spec.default.is_some() => {
+                    if let Some(default) = &spec.default {
+                        out.insert(spec.name.clone(), default.clone());
+                    }
+                }
+                Some(Value::Null) if spec.required => {
+                    problems.push(format!("{}: null is not allowed (required)", spec.name));
+                }
+                None if spec.required => {
+                    problems.push(format!("{}: missing (required)", spec.name));
+                }
+                None | Some(Value::Null) => {}
+                Some(value) => match spec.check(value) {
+                    Ok(value) => {
+                        out.insert(spec.name.clone(), value);
+                    }
+                    Err(reasons) => {
+                        problems.extend(reasons.into_iter().map(|r| format!("{}: {r}", spec.name)));
+                    }
+                },
+            }
+        }
+        for (name, value) in &sent {
+            if self.params.iter().any(|p| &p.name == name) {
+                continue;
+            }
+            if self.deny_unknown {
+                problems.push(match self.closest_name(name) {
+                    Some(close) => format!("{name}: unknown parameter (did you mean {close}?)"),
+                    None => format!("{name}: unknown parameter"),
+                });
+            } else {
+                out.insert(name.clone(), value.clone());
+            }
+        }
+
+        if problems.is_empty() {
+            Ok(out)
+        } else {
+            Err(Invalid {
+                problems,
+                raw: raw.to_string(),
+            })
+        }
+    }
+
+    /// The schema the model sees for a declared tool (SPEC §2): each property's `type` and a
+    /// description ending in `Required.` or `Optional.` (then `One of: a, b.` for an enum). The
+    /// keywords `required` and `enum` are deliberately left out: an invalid call is answered in
+    /// text, not refused by a grammar or a client-side schema check.
+    pub fn model_schema(&self) -> Value {
+        let mut properties = Map::new();
+        for spec in &self.params {
+            let mut property = match (&spec.schema, spec.ty) {
+                // MCP arrays and objects keep their structure (items, properties).
+                (Some(Value::Object(schema)), ParamType::Array | ParamType::Object) => {
+                    let mut schema = schema.clone();
+                    schema.remove("required");
+                    schema.remove("enum");
+                    schema
+                }
+                _ => Map::new(),
+            };
+            if let Some(ty) = spec.ty.json_name() {
+                property.insert("type".into(), ty.into());
+            }
+            property.insert("description".into(), spec.model_description().into());
+            properties.insert(spec.name.clone(), Value::Object(property));
+        }
+        serde_json::json!({"type": "object", "properties": properties})
+    }
+
+    /// Reads an MCP tool's `inputSchema`: top-level properties with `type`, `description`,
+    /// `enum`, `default`, the `required` list and `additionalProperties: false`. Each property's
+    /// full schema is kept for the structural check (with the root's `$defs`/`definitions`, so
+    /// local `$ref`s still resolve).
+    pub fn from_json_schema(schema: &Value) -> Params {
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let deny_unknown = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        let mut params = Vec::new();
+        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            for (name, property) in properties {
+                params.push(ParamSpec {
+                    name: name.clone(),
+                    ty: mcp_type(property),
+                    description: property
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    required: required.contains(&name.as_str()),
+                    enum_values: property.get("enum").and_then(Value::as_array).cloned(),
+                    default: property.get("default").cloned(),
+                    schema: Some(with_definitions(property, schema)),
+                });
+            }
+        }
+        Params {
+            params,
+            deny_unknown,
+        }
+    }
+
+    fn closest_name(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .map(|p| (p.name.as_str(), similarity(name, &p.name)))
+            .filter(|(_, score)| *score >= 0.7)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(name, _)| name)
+    }
+}
+
+impl ParamSpec {
+    /// Coerces `value` to this parameter's type, then checks the enum and (MCP) the schema.
+    /// Returns the reasons, without the parameter's name, when refused.
+    fn check(&self, value: &Value) -> Result<Value, Vec<String>> {
+        let value = coerce(self.ty, value).map_err(|reason| vec![reason])?;
+        if let Some(allowed) = &self.enum_values {
+            if !allowed.iter().any(|a| same_value(self.ty, a, &value)) {
+                return Err(vec![format!(
+                    "{value} is not one of: {}",
+                    list_values(allowed)
+                )]);
+            }
+        }
+        if let Some(schema) = &self.schema {
+            check_schema(schema, &value)?;
+        }
+        Ok(value)
+    }
+
+    /// The description the model reads: `<description> Required.` / `Optional.`, then the enum.
+    fn model_description(&self) -> String {
+        let mut text = self
+            .description
+            .as_deref()
+            .map(sentence)
+            .unwrap_or_default();
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(if self.required && self.default.is_none() {
+            "Required."
+        } else {
+            "Optional."
+        });
+        if let Some(allowed) = &self.enum_values {
+            let _ = write!(text, " One of: {}.", list_values(allowed));
+        }
+        text
+    }
+
+    /// One line of the "expected form" list: `- name (type, required, one of: a, b): description`.
+    fn form(&self) -> String {
+        let mut facts = vec![self.ty.json_name().unwrap_or("any type").to_string()];
+        facts.push(
+            if self.required && self.default.is_none() {
+                "required"
+            } else {
+                "optional"
+            }
+            .into(),
+        );
+        if let Some(allowed) = &self.enum_values {
+            facts.push(format!("one of: {}", list_values(allowed)));
+        }
+        if let Some(default) = &self.default {
+            facts.push(format!("default {}", show_value(default)));
+        }
+        let mut line = format!("- {} ({})", self.name, facts.join(", "));
+        if let Some(description) = self
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            let _ = write!(line, ": {}", one_line(description));
+        }
+        line
     }
 }
 
 impl Invalid {
     /// The text answered to the model in place of the tool's result.
+    ///
+    /// ```text
+    /// The call to release was not run: its arguments are invalid.
+    /// - channel: missing (required)
+    /// You sent: {"version":"1.4.2 1.4.2, channel beta"}
+    /// Parameters:
+    /// - version (string, required): The version, like 1.4.2.
+    /// - channel (string, required, one of: stable, beta)
+    /// Call release again with each parameter as its own field.
+    /// ```
     pub fn render(&self, tool: &str, params: &Params) -> String {
-        let _ = (tool, params);
-        self.problems.join("\n")
+        let mut text = format!("The call to {tool} was not run: its arguments are invalid.\n");
+        for problem in &self.problems {
+            let _ = writeln!(text, "- {problem}");
+        }
+        if self.raw.trim().is_empty() {
+            text.push_str("You sent no arguments.\n");
+        } else {
+            let _ = writeln!(text, "You sent: {}", self.raw);
+        }
+        if params.params.is_empty() {
+            text.push_str("This tool takes no parameters.\n");
+        } else {
+            text.push_str("Parameters:\n");
+            for spec in &params.params {
+                text.push_str(&spec.form());
+                text.push('\n');
+            }
+        }
+        let _ = write!(
+            text,
+            "Call {tool} again with each parameter as its own field."
+        );
+        text
     }
 }
+
+/// Parses the raw arguments into an object; the error is the problem line.
+fn decode_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+    if raw.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let value: Value =
+        serde_json::from_str(raw).map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
+    // Some models send the arguments object as a JSON string: decode it once, no more.
+    let value = match value {
+        Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
+            Ok(Value::Object(object)) => Value::Object(object),
+            _ => Value::String(inner),
+        },
+        other => other,
+    };
+    match value {
+        Value::Object(object) => Ok(object),
+        Value::Null => Ok(Map::new()),
+        other => Err(format!(
+            "the arguments must be a JSON object, not {}",
+            kind(&other)
+        )),
+    }
+}
+
+/// Applies the coercion table of SPEC §2. The error is the reason, without the parameter name.
+fn coerce(ty: ParamType, value: &Value) -> Result<Value, String> {
+    let refuse = |what: &str| Err(format!("{} is not {what}", show_sent(value)));
+    match (ty, value) {
+        (ParamType::Any, v) => Ok(v.clone()),
+        (ParamType::String, Value::String(_)) => Ok(value.clone()),
+        (ParamType::String, Value::Number(n)) => Ok(Value::String(n.to_string())),
+        (ParamType::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
+        (ParamType::Integer, Value::Number(n)) => match integer_of(n) {
+            Some(i) => Ok(i),
+            None => refuse("an integer"),
+        },
+        (ParamType::Integer, Value::String(s)) => {
+            let s = s.trim();
+            if let Ok(i) = s.parse::<i64>() {
+                Ok(i.into())
+            } else if let Ok(u) = s.parse::<u64>() {
+                Ok(u.into())
+            } else {
+                refuse("an integer")
+            }
+        }
+        (ParamType::Number, Value::Number(_)) => Ok(value.clone()),
+        (ParamType::Number, Value::String(s)) => match serde_json::from_str::<Value>(s.trim()) {
+            Ok(n @ Value::Number(_)) => Ok(n),
+            _ => refuse("a number"),
+        },
+        (ParamType::Boolean, Value::Bool(_)) => Ok(value.clone()),
+        (ParamType::Boolean, Value::String(s)) if s.trim().eq_ignore_ascii_case("true") => {
+            Ok(true.into())
+        }
+        (ParamType::Boolean, Value::String(s)) if s.trim().eq_ignore_ascii_case("false") => {
+            Ok(false.into())
+        }
+        (ParamType::Boolean, Value::String(_)) => refuse("a boolean (true or false)"),
+        (ParamType::Array, Value::Array(_)) | (ParamType::Object, Value::Object(_)) => {
+            Ok(value.clone())
+        }
+        (ty, v) => Err(format!("expected {}, got {}", article(ty), kind(v))),
+    }
+}
+
+/// An integer, or an integral float turned into one (`3.0` → `3`).
+fn integer_of(n: &Number) -> Option<Value> {
+    if n.is_i64() || n.is_u64() {
+        return Some(Value::Number(n.clone()));
+    }
+    let f = n.as_f64()?;
+    // The bounds are ±2^63, exact in f64: every integral value inside converts without loss.
+    if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
+    {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "integral and in range, checked above"
+        )]
+        Some(Value::from(f as i64))
+    } else {
+        None
+    }
+}
+
+/// Whether an allowed enum value equals the coerced value (numbers compared by value, so an
+/// enum `[1, 2]` accepts `"2"` and `2.0`).
+fn same_value(ty: ParamType, allowed: &Value, value: &Value) -> bool {
+    match (coerce(ty, allowed), value) {
+        (Ok(Value::Number(a)), Value::Number(b)) => {
+            a == *b || matches!((a.as_f64(), b.as_f64()), (Some(x), Some(y)) if x == y)
+        }
+        (Ok(a), b) => a == *b,
+        (Err(_), b) => allowed == b,
+    }
+}
+
+/// The structural check of an MCP property (arrays, objects, ranges, patterns…).
+fn check_schema(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(validator) => validator,
+        Err(e) => {
+            // The server's schema is broken: its tool judges the value itself.
+            tracing::warn!("unusable parameter schema ({e}); the value is not checked");
+            return Ok(());
+        }
+    };
+    let reasons: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| match e.instance_path().as_str() {
+            "" => e.to_string(),
+            path => format!("at {path}: {e}"),
+        })
+        .collect();
+    if reasons.is_empty() {
+        Ok(())
+    } else {
+        Err(reasons)
+    }
+}
+
+/// The MCP property's type: one JSON Schema type, else `Any` (the schema check does the work).
+fn mcp_type(property: &Value) -> ParamType {
+    property
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(ParamType::from_json_name)
+        .unwrap_or(ParamType::Any)
+}
+
+/// The property schema, carrying the root's definitions so that `#/$defs/…` still resolves.
+fn with_definitions(property: &Value, root: &Value) -> Value {
+    let mut property = property.clone();
+    if let Value::Object(map) = &mut property {
+        for key in ["$defs", "definitions"] {
+            match root.get(key) {
+                Some(defs) if !map.contains_key(key) => {
+                    map.insert(key.into(), defs.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    property
+}
+
+/// How close two parameter names are, from 0 to 1 (case is ignored).
+fn similarity(a: &str, b: &str) -> f64 {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    if a == b {
+        return 1.0;
+    }
+    strsim::jaro_winkler(&a, &b).max(strsim::normalized_damerau_levenshtein(&a, &b))
+}
+
+/// A value as the model sent it, for a refusal: strings quoted, other values as JSON.
+fn show_sent(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind(value).to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A value for a list the model reads: strings bare unless that would be ambiguous.
+fn show_value(value: &Value) -> String {
+    match value {
+        Value::String(s)
+            if !s.is_empty() && !s.contains(',') && s.trim() == s && !s.contains('\n') =>
+        {
+            s.clone()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn list_values(values: &[Value]) -> String {
+    values.iter().map(show_value).collect::<Vec<_>>().join(", ")
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn article(ty: ParamType) -> &'static str {
+    match ty {
+        ParamType::String => "a string",
+        ParamType::Integer => "an integer",
+        ParamType::Number => "a number",
+        ParamType::Boolean => "a boolean",
+        ParamType::Array => "an array",
+        ParamType::Object => "an object",
+        ParamType::Any => "a value",
+    }
+}
+
+/// `text` trimmed, on one line, ending with a full stop (or `!`/`?`).
+fn sentence(text: &str) -> String {
+    let mut text = one_line(text.trim());
+    if !text.is_empty() && !text.ends_with(['.', '!', '?']) {
+        text.push('.');
+    }
+    text
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;

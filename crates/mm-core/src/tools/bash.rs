@@ -1,11 +1,20 @@
 //! The `bash` built-in: a command line run by `bash -c`, with the same process rules as declared
-//! tools.
+//! tools (stdin closed, one output stream, own process group, timeout, truncation).
+
+use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
+use super::declared::run_to_output;
 use super::{Tool, ToolCtx, ToolKind, ToolOutput, ToolSpec};
-use crate::args::Params;
+use crate::args::{ParamSpec, ParamType, Params};
+use crate::process::ProcessSpec;
+
+/// Seconds a command may run when the model does not say.
+const DEFAULT_TIMEOUT: u64 = 120;
+/// The most the model may ask for: a longer wait should be a script the user starts.
+const MAX_TIMEOUT: u64 = 600;
 
 pub struct BashTool {
     spec: ToolSpec,
@@ -14,14 +23,39 @@ pub struct BashTool {
 
 impl BashTool {
     pub fn new() -> Self {
-        Self {
-            spec: ToolSpec {
-                name: "bash".into(),
-                description: "Run a bash command line.".into(),
-                parameters: serde_json::json!({"type": "object", "properties": {}}),
-            },
-            params: Params::default(),
-        }
+        let params = Params {
+            params: vec![
+                ParamSpec {
+                    name: "command".into(),
+                    ty: ParamType::String,
+                    description: Some("The command line to run with bash -c.".into()),
+                    required: true,
+                    enum_values: None,
+                    default: None,
+                    schema: None,
+                },
+                ParamSpec {
+                    name: "timeout".into(),
+                    ty: ParamType::Integer,
+                    description: Some(format!(
+                        "Seconds before it is killed, default {DEFAULT_TIMEOUT}."
+                    )),
+                    required: false,
+                    enum_values: None,
+                    default: Some(json!(DEFAULT_TIMEOUT)),
+                    schema: None,
+                },
+            ],
+            deny_unknown: true,
+        };
+        let spec = ToolSpec {
+            name: "bash".into(),
+            description:
+                "Run a command line in the working directory. Returns stdout and stderr together."
+                    .into(),
+            parameters: params.model_schema(),
+        };
+        Self { spec, params }
     }
 }
 
@@ -43,7 +77,96 @@ impl Tool for BashTool {
         ToolKind::Builtin
     }
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx) -> ToolOutput {
-        let _ = (args, ctx);
-        ToolOutput { content: "not implemented".into(), ..Default::default() }
+        let answer = |content: &str| ToolOutput {
+            content: content.into(),
+            ok: false,
+            ..Default::default()
+        };
+        let Some(command) = args.get("command").and_then(Value::as_str) else {
+            return answer("bash was not run: command is missing.");
+        };
+        let timeout = match args.get("timeout").and_then(Value::as_i64) {
+            None => DEFAULT_TIMEOUT,
+            Some(seconds) if seconds < 1 => {
+                return answer("bash was not run: timeout must be at least 1 second.");
+            }
+            Some(seconds) => seconds.unsigned_abs().min(MAX_TIMEOUT),
+        };
+        let spec = ProcessSpec {
+            program: "bash".into(),
+            // `--`: a command line starting with `-` is still the command, not an option.
+            args: vec!["-c".into(), "--".into(), command.into()],
+            cwd: ctx.cwd.clone(),
+            timeout: Duration::from_secs(timeout),
+            max_output: ctx.max_output,
+        };
+        run_to_output(&spec, ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    async fn bash(raw: &str) -> ToolOutput {
+        let tool = BashTool::new();
+        let args = tool
+            .params()
+            .validate(raw)
+            .unwrap_or_else(|e| panic!("{:?}", e.problems));
+        let ctx = ToolCtx {
+            cwd: std::env::temp_dir(),
+            cancel: CancellationToken::new(),
+            echo: None,
+            max_output: 8000,
+        };
+        tool.run(&args, &ctx).await
+    }
+
+    #[test]
+    fn the_model_sees_two_plain_parameters() {
+        assert_eq!(
+            BashTool::new().spec().parameters,
+            json!({"type": "object", "properties": {
+                "command": {"type": "string", "description": "The command line to run with bash -c. Required."},
+                "timeout": {"type": "integer", "description": "Seconds before it is killed, default 120. Optional."},
+            }})
+        );
+    }
+
+    #[tokio::test]
+    async fn runs_a_command_line_with_its_exit_code() {
+        let out = bash(r#"{"command":"echo one | tr o O; echo two >&2; exit 3"}"#).await;
+        assert_eq!(
+            (out.content.as_str(), out.ok, out.exit_code),
+            ("One\ntwo\nexit code 3", false, Some(3))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_leading_dash_is_still_the_command() {
+        let out = bash(r#"{"command":"-x"}"#).await;
+        assert!(
+            out.content.contains("-x: command not found"),
+            "{}",
+            out.content
+        );
+        assert_eq!(out.exit_code, Some(127));
+    }
+
+    #[tokio::test]
+    async fn the_timeout_is_the_models_and_kills() {
+        let out = bash(r#"{"command":"echo start; sleep 30","timeout":"1"}"#).await;
+        assert_eq!(
+            (out.content.as_str(), out.timed_out),
+            ("start\ntimed out after 1s", true)
+        );
+        let out = bash(r#"{"command":"true","timeout":0}"#).await;
+        assert_eq!(
+            out.content,
+            "bash was not run: timeout must be at least 1 second."
+        );
     }
 }
