@@ -1,31 +1,617 @@
-//! client
+//! The HTTP side: one `POST {base_url}/chat/completions` per attempt, retries with backoff,
+//! timeouts, cancellation, and the reading of errors into one clear line.
 
+use std::future::Future;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::{ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta};
+use super::assemble::{Assembler, CallIds};
+use super::sse::{SseEvent, SseParser};
+use super::wire::{self, Completion, Props, WireMessage, WireTool};
+use super::{ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained};
+use crate::config::ToolCallMode;
+
+/// Longest wait for a TCP connection (or `config.timeout` when shorter).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for `GET /props`.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest delay between two attempts, whatever `Retry-After` or the backoff say.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+/// Error text kept in a message.
+const MAX_ERROR_CHARS: usize = 200;
 
 /// A connection to one OpenAI-compatible server.
 pub struct Provider {
     config: ProviderConfig,
+    http: reqwest::Client,
+    /// What `GET /props` told, read once (llama-server; other servers leave it empty).
+    server: OnceCell<ServerInfo>,
+    ids: CallIds,
+}
+
+/// What the server says about itself.
+#[derive(Debug, Clone, Copy, Default)]
+struct ServerInfo {
+    /// `chat_template_caps.supports_tool_calls`.
+    template_tools: Option<bool>,
+    /// `default_generation_settings.n_ctx`.
+    n_ctx: Option<u64>,
+}
+
+/// Why an attempt failed, and whether another may succeed.
+enum Failure {
+    Retry {
+        error: ProviderError,
+        after: Option<Duration>,
+    },
+    Fatal(ProviderError),
+}
+
+impl Failure {
+    fn retry(error: ProviderError) -> Self {
+        Failure::Retry { error, after: None }
+    }
 }
 
 impl Provider {
     pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        Ok(Self { config })
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(config.timeout))
+            .build()
+            .map_err(|e| ProviderError::Connect {
+                url: config.base_url.clone(),
+                detail: root_cause(&e),
+            })?;
+        Ok(Self {
+            config,
+            http,
+            server: OnceCell::new(),
+            ids: CallIds::default(),
+        })
     }
 
     pub fn config(&self) -> &ProviderConfig {
         &self.config
     }
 
+    /// The server's context size in tokens, once known (llama-server's `/props`, read at the
+    /// first [`chat`](Self::chat)).
+    pub fn context_size(&self) -> Option<u64> {
+        self.server.get().and_then(|info| info.n_ctx)
+    }
+
+    /// The mode in use: the configured one, or for `auto` what `/props` decided (still `Auto`
+    /// before the first [`chat`](Self::chat)).
+    pub fn tool_call_mode(&self) -> ToolCallMode {
+        match (self.config.mode, self.server.get()) {
+            (ToolCallMode::Auto, Some(info)) => Self::auto_mode(info),
+            (mode, _) => mode,
+        }
+    }
+
+    fn auto_mode(info: &ServerInfo) -> ToolCallMode {
+        match info.template_tools {
+            Some(false) => ToolCallMode::Constrained,
+            _ => ToolCallMode::Native,
+        }
+    }
+
     /// Sends the conversation and returns the complete reply; `on_delta` sees it stream in.
+    /// Same as [`chat_with_schemas`](Self::chat_with_schemas) without strict schemas.
     pub async fn chat(
         &self,
         request: &ChatRequest<'_>,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ProviderError> {
-        let _ = (request, on_delta, cancel);
-        Err(ProviderError::BadReply("not implemented".into()))
+        self.chat_with_schemas(request, &[], on_delta, cancel).await
+    }
+
+    /// Sends the conversation and returns the complete reply; `on_delta` sees it stream in.
+    ///
+    /// `strict` holds, per tool and in the order of `request.tools`, the schema its arguments must
+    /// match in constrained mode, *with* `required` and `enum` (which [`ToolSpec::parameters`]
+    /// leaves out for the model's eyes); empty means the tools' own `parameters`. Native mode
+    /// ignores it.
+    ///
+    /// All text meant for the user arrives through `on_delta`, streamed or not (a non-streaming
+    /// reply comes as one delta); text that might be a tool call is held back until the reply is
+    /// complete and shown only if it was not one. [`ChatResponse::content`] is the final text with
+    /// recognised calls removed. Failed attempts are reported as [`StreamDelta::Retry`].
+    ///
+    /// [`ToolSpec::parameters`]: crate::tools::ToolSpec::parameters
+    pub async fn chat_with_schemas(
+        &self,
+        request: &ChatRequest<'_>,
+        strict: &[Value],
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ProviderError> {
+        let mut retries_done = 0;
+        loop {
+            let failure = match cancellable(cancel, self.attempt(request, strict, on_delta)).await?
+            {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            let (error, after) = match failure {
+                Failure::Fatal(error) => return Err(error),
+                Failure::Retry { error, after } => (error, after),
+            };
+            if retries_done >= self.config.retries {
+                return Err(error);
+            }
+            let backoff = self
+                .config
+                .backoff
+                .saturating_mul(1 << retries_done.min(16));
+            let delay = after.unwrap_or(backoff).min(MAX_RETRY_DELAY);
+            retries_done += 1;
+            tracing::debug!(attempt = retries_done, ?delay, %error, "retrying the model request");
+            on_delta(StreamDelta::Retry {
+                attempt: retries_done,
+                delay,
+                error: error.to_string(),
+            });
+            cancellable(cancel, tokio::time::sleep(delay)).await?;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: &ChatRequest<'_>,
+        strict: &[Value],
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, Failure> {
+        let info = self.server_info().await;
+        let mode = match self.config.mode {
+            ToolCallMode::Auto => Self::auto_mode(&info),
+            mode => mode,
+        };
+        let constrained = mode == ToolCallMode::Constrained && !request.tools.is_empty();
+        let body = self.body(request, strict, constrained);
+        let mut builder = self.http.post(self.url("chat/completions")).json(&body);
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            builder = builder.bearer_auth(key);
+        }
+        let timeout = self.config.timeout;
+        let mut assembler = Assembler::new(constrained);
+        if self.config.stream {
+            let response = tokio::time::timeout(timeout, builder.send())
+                .await
+                .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))?
+                .map_err(|e| self.send_failure(&e))?;
+            let response = self.check_status(response, &info).await?;
+            self.read_stream(response, &mut assembler, on_delta).await?;
+        } else {
+            let text = tokio::time::timeout(timeout, async {
+                let response = builder.send().await.map_err(|e| self.send_failure(&e))?;
+                let response = self.check_status(response, &info).await?;
+                response
+                    .text()
+                    .await
+                    .map_err(|e| Failure::retry(broken(&e)))
+            })
+            .await
+            .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))??;
+            let completion: Completion = serde_json::from_str(&text).map_err(|_| {
+                Failure::retry(ProviderError::BadReply(format!(
+                    "not JSON: {}",
+                    one_line(&text)
+                )))
+            })?;
+            if let Some(error) = &completion.error {
+                return Err(self.reported_failure(error, &info));
+            }
+            assembler.push(completion, on_delta);
+        }
+        Ok(assembler.finish(request.tools, &self.ids, on_delta))
+    }
+
+    fn body<'a>(
+        &'a self,
+        request: &ChatRequest<'a>,
+        strict: &[Value],
+        constrained: bool,
+    ) -> wire::Request<'a> {
+        let (messages, tools, response_format) = if constrained {
+            (
+                constrained::messages(request.messages, request.tools, strict),
+                Vec::new(),
+                Some(constrained::response_format(request.tools, strict)),
+            )
+        } else {
+            (
+                request.messages.iter().map(WireMessage::native).collect(),
+                request.tools.iter().map(WireTool::from).collect(),
+                None,
+            )
+        };
+        wire::Request {
+            model: &self.config.model,
+            messages,
+            tools,
+            max_tokens: request.max_tokens,
+            stream: self.config.stream,
+            stream_options: self.config.stream.then_some(wire::StreamOptions {
+                include_usage: true,
+            }),
+            response_format,
+        }
+    }
+
+    /// Reads an SSE body into the assembler until `[DONE]`.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), Failure> {
+        let timeout = self.config.timeout;
+        let mut bytes = response.bytes_stream();
+        let mut parser = SseParser::new();
+        loop {
+            let next = tokio::time::timeout(timeout, bytes.next())
+                .await
+                .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))?;
+            let ended = next.is_none();
+            let events = match next {
+                Some(Ok(chunk)) => parser.push(&chunk),
+                Some(Err(e)) => return Err(Failure::retry(broken(&e))),
+                None => parser.finish().into_iter().collect(),
+            };
+            for event in events {
+                if self.take_event(event, assembler, on_delta)? {
+                    return Ok(());
+                }
+            }
+            if ended {
+                // Servers end with `[DONE]`; a stream that stops without it, and without saying
+                // why the reply ended, was cut.
+                return if assembler.finished() {
+                    Ok(())
+                } else {
+                    Err(Failure::retry(ProviderError::BadReply(
+                        "the stream ended before the reply was complete".into(),
+                    )))
+                };
+            }
+        }
+    }
+
+    /// Handles one event; true at `[DONE]`.
+    fn take_event(
+        &self,
+        event: SseEvent,
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<bool, Failure> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        // One event is one JSON value; a server that forgets the blank line between events
+        // glues several `data:` lines into one event, so each line is tried on its own too.
+        let completions: Vec<Completion> = match serde_json::from_str(data) {
+            Ok(completion) => vec![completion],
+            Err(_) => {
+                let mut parsed = Vec::new();
+                for line in data.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    if line == "[DONE]" {
+                        break;
+                    }
+                    let completion = serde_json::from_str(line).map_err(|_| {
+                        Failure::retry(ProviderError::BadReply(format!(
+                            "not JSON: {}",
+                            one_line(data)
+                        )))
+                    })?;
+                    parsed.push(completion);
+                }
+                parsed
+            }
+        };
+        for completion in completions {
+            if let Some(error) = &completion.error {
+                let info = self.server.get().copied().unwrap_or_default();
+                return Err(self.reported_failure(error, &info));
+            }
+            assembler.push(completion, on_delta);
+        }
+        Ok(data.lines().any(|l| l.trim() == "[DONE]"))
+    }
+
+    /// Turns a non-2xx answer into a failure; passes a 2xx one through.
+    async fn check_status(
+        &self,
+        response: reqwest::Response,
+        info: &ServerInfo,
+    ) -> Result<reqwest::Response, Failure> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s.min(MAX_RETRY_DELAY.as_secs_f64())));
+        let body = tokio::time::timeout(self.config.timeout, response.text())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let parsed: Option<Value> = serde_json::from_str(&body).ok();
+        if let Some(detail) = overflow_detail(parsed.as_ref(), &body, info.n_ctx) {
+            return Err(Failure::Fatal(ProviderError::ContextOverflow { detail }));
+        }
+        let error = ProviderError::Status {
+            status: status.as_u16(),
+            body: error_text(parsed.as_ref(), &body),
+        };
+        let code = status.as_u16();
+        if code == 429 || code == 408 || status.is_server_error() {
+            Err(Failure::Retry { error, after })
+        } else {
+            Err(Failure::Fatal(error))
+        }
+    }
+
+    /// An `{"error": …}` object inside a 200 reply or stream.
+    fn reported_failure(&self, error: &Value, info: &ServerInfo) -> Failure {
+        let wrapped = serde_json::json!({ "error": error });
+        let raw = error.to_string();
+        if let Some(detail) = overflow_detail(Some(&wrapped), &raw, info.n_ctx) {
+            return Failure::Fatal(ProviderError::ContextOverflow { detail });
+        }
+        let text = error_text(Some(&wrapped), &raw);
+        Failure::retry(ProviderError::BadReply(format!(
+            "the server reported an error: {text}"
+        )))
+    }
+
+    fn send_failure(&self, error: &reqwest::Error) -> Failure {
+        // A connect timeout is a connection failure (retried), not a silent server.
+        if error.is_timeout() && !error.is_connect() {
+            return Failure::Fatal(ProviderError::Timeout(self.config.timeout));
+        }
+        Failure::retry(ProviderError::Connect {
+            url: self.config.base_url.clone(),
+            detail: root_cause(error),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
+    }
+
+    /// llama-server's `/props` lives beside `/v1`, not under it.
+    fn props_url(&self) -> String {
+        let base = self.config.base_url.trim_end_matches('/');
+        format!("{}/props", base.strip_suffix("/v1").unwrap_or(base))
+    }
+
+    /// Reads `/props` once. A server without it (or that says nothing useful) leaves the info
+    /// empty for good; one that cannot be reached is asked again next time.
+    async fn server_info(&self) -> ServerInfo {
+        let read = self.server.get_or_try_init(|| self.read_props()).await;
+        read.copied().unwrap_or_default()
+    }
+
+    async fn read_props(&self) -> Result<ServerInfo, ()> {
+        let mut builder = self.http.get(self.props_url());
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            builder = builder.bearer_auth(key);
+        }
+        let limit = PROPS_TIMEOUT.min(self.config.timeout);
+        let response = match tokio::time::timeout(limit, builder.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(_)) | Err(_) => return Err(()),
+        };
+        if !response.status().is_success() {
+            return Ok(ServerInfo::default());
+        }
+        let text = tokio::time::timeout(limit, response.text())
+            .await
+            .map_err(|_| ())?
+            .map_err(|_| ())?;
+        let props: Props = serde_json::from_str(&text).unwrap_or_default();
+        let info = ServerInfo {
+            template_tools: props
+                .chat_template_caps
+                .as_ref()
+                .and_then(|caps| caps.supports_tool_calls),
+            n_ctx: props.n_ctx(),
+        };
+        tracing::debug!(?info, "read the server's /props");
+        Ok(info)
+    }
+}
+
+/// Runs `future` unless `cancel` fires first.
+async fn cancellable<T>(
+    cancel: &CancellationToken,
+    future: impl Future<Output = T>,
+) -> Result<T, ProviderError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ProviderError::Cancelled),
+        value = future => Ok(value),
+    }
+}
+
+fn broken(error: &reqwest::Error) -> ProviderError {
+    ProviderError::BadReply(format!(
+        "the connection broke during the reply: {}",
+        root_cause(error)
+    ))
+}
+
+/// The innermost cause: "Connection refused (os error 111)" rather than "error sending request".
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    one_line(&cause.to_string())
+}
+
+/// Whitespace collapsed, cut to [`MAX_ERROR_CHARS`].
+fn one_line(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(MAX_ERROR_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
+/// The readable part of an error body: `error.message`, `error` (a string), `message`, or the body.
+fn error_text(parsed: Option<&Value>, body: &str) -> String {
+    let message = parsed.and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("detail"))
+            .and_then(Value::as_str)
+    });
+    let text = one_line(message.unwrap_or(body));
+    if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        text
+    }
+}
+
+/// When the body says the prompt is too long: a message with the numbers and how to fix it.
+fn overflow_detail(parsed: Option<&Value>, body: &str, known_n_ctx: Option<u64>) -> Option<String> {
+    const SIGNS: [&str; 6] = [
+        "exceed_context_size_error",
+        "exceeds the available context size",
+        "context_length_exceeded",
+        "maximum context length",
+        "greater than the context length",
+        "context window",
+    ];
+    let lower = body.to_lowercase();
+    let code = parsed.and_then(|v| {
+        v.pointer("/error/code")
+            .or_else(|| v.pointer("/error/type"))
+    });
+    let is_overflow = SIGNS.iter().any(|s| lower.contains(s))
+        || code
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.contains("context"));
+    if !is_overflow {
+        return None;
+    }
+    let number = |key: &str| {
+        parsed
+            .and_then(|v| v.get("error"))
+            .and_then(|e| e.get(key))
+            .and_then(Value::as_u64)
+    };
+    let (from_text_prompt, from_text_ctx) = numbers_in_message(body);
+    let prompt = number("n_prompt_tokens").or(from_text_prompt);
+    let n_ctx = number("n_ctx").or(from_text_ctx).or(known_n_ctx);
+    let how = "raise the server's context size (llama-server: -c N; Ollama: num_ctx or \
+               OLLAMA_CONTEXT_LENGTH) or start a shorter conversation";
+    Some(match (prompt, n_ctx) {
+        (Some(prompt), Some(n_ctx)) => {
+            format!(
+                "the prompt has {prompt} tokens and the server's context is {n_ctx} tokens; {how}"
+            )
+        }
+        _ => format!("the server said: {}; {how}", error_text(parsed, body)),
+    })
+}
+
+/// llama-server's "request (4476 tokens) exceeds the available context size (4096 tokens)".
+fn numbers_in_message(body: &str) -> (Option<u64>, Option<u64>) {
+    let Some(at) = body.find("exceeds the available context size") else {
+        return (None, None);
+    };
+    let tokens = |text: &str| -> Option<u64> {
+        let end = text.find(" tokens")?;
+        let start = text[..end]
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        text[start..end].parse().ok()
+    };
+    let before = &body[..at];
+    let prompt = before
+        .rfind('(')
+        .and_then(|open| tokens(&before[open + 1..]));
+    let after = &body[at..];
+    let n_ctx = after.find('(').and_then(|open| tokens(&after[open + 1..]));
+    (prompt, n_ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn llama_overflow_with_numbers() {
+        let body = json!({"error": {"code": 400, "message": "request (4476 tokens) exceeds the available context size (4096 tokens)", "type": "exceed_context_size_error", "n_prompt_tokens": 4476, "n_ctx": 4096}});
+        let detail = overflow_detail(Some(&body), &body.to_string(), None).unwrap_or_default();
+        assert!(
+            detail
+                .starts_with("the prompt has 4476 tokens and the server's context is 4096 tokens;"),
+            "{detail}"
+        );
+        assert!(detail.contains("-c N") && detail.contains("num_ctx"));
+    }
+
+    #[test]
+    fn llama_overflow_numbers_from_the_message() {
+        let body = json!({"error": {"message": "request (5000 tokens) exceeds the available context size (2048 tokens), try increasing it"}});
+        let detail = overflow_detail(Some(&body), &body.to_string(), None).unwrap_or_default();
+        assert!(
+            detail
+                .starts_with("the prompt has 5000 tokens and the server's context is 2048 tokens"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn openai_overflow_keeps_the_server_message() {
+        let body = json!({"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}});
+        let detail =
+            overflow_detail(Some(&body), &body.to_string(), Some(8192)).unwrap_or_default();
+        assert!(
+            detail.starts_with(
+                "the server said: This model's maximum context length is 8192 tokens.;"
+            ),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn other_errors_are_not_overflow() {
+        let body = json!({"error": {"message": "model not found"}});
+        assert_eq!(overflow_detail(Some(&body), &body.to_string(), None), None);
+    }
+
+    #[test]
+    fn error_text_is_one_short_line() {
+        assert_eq!(error_text(None, "  bad\n\n gateway  "), "bad gateway");
+        assert_eq!(
+            error_text(Some(&json!({"error": "no such model"})), ""),
+            "no such model"
+        );
+        assert_eq!(error_text(None, ""), "(empty body)");
+        let long = "x".repeat(500);
+        assert_eq!(error_text(None, &long).chars().count(), MAX_ERROR_CHARS + 1);
     }
 }

@@ -5,6 +5,7 @@
 //! [`ChatResponse`] out (text and [`ToolCall`]s with their raw argument strings), and
 //! [`StreamDelta`]s while it streams.
 
+mod assemble;
 mod client;
 mod constrained;
 mod sse;
@@ -12,8 +13,6 @@ mod text_calls;
 mod wire;
 
 use std::time::Duration;
-
-use serde_json::Value;
 
 use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
@@ -25,8 +24,15 @@ pub use client::Provider;
 pub enum Message {
     System(String),
     User(String),
-    Assistant { content: Option<String>, tool_calls: Vec<ToolCall> },
-    Tool { tool_call_id: String, name: String, content: String },
+    Assistant {
+        content: Option<String>,
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+    },
 }
 
 /// A tool call as the model made it.
@@ -54,6 +60,16 @@ pub struct ChatRequest<'a> {
     pub max_tokens: u32,
 }
 
+impl<'a> ChatRequest<'a> {
+    pub fn new(messages: &'a [Message], tools: &'a [ToolSpec], max_tokens: u32) -> Self {
+        Self {
+            messages,
+            tools,
+            max_tokens,
+        }
+    }
+}
+
 /// The model's reply, once complete.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatResponse {
@@ -71,7 +87,11 @@ pub enum StreamDelta {
     Text(String),
     Reasoning(String),
     /// A failed attempt that will be retried.
-    Retry { attempt: u32, delay: Duration, error: String },
+    Retry {
+        attempt: u32,
+        delay: Duration,
+        error: String,
+    },
 }
 
 /// How to reach the server.
@@ -123,7 +143,3 @@ pub enum ProviderError {
     #[error("cancelled")]
     Cancelled,
 }
-
-/// Unused for now; keeps `Value` imported for submodules' convenience.
-#[allow(dead_code)]
-pub(crate) type Json = Value;

@@ -1,1 +1,164 @@
-//! sse
+//! Server-sent events: bytes in, events out.
+//!
+//! Follows the WHATWG rules that matter for model servers: lines end in `\n`, `\r\n` or `\r`;
+//! a blank line ends an event; `data:` lines (with or without the space) are joined with `\n`;
+//! lines starting with `:` are comments (keep-alives); other fields are ignored except `event`.
+//! Bytes may be split anywhere, even inside a UTF-8 character or between `\r` and `\n`: a line is
+//! only decoded once complete.
+
+/// One event: its `data` lines joined, and its `event` name when given.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Incremental parser; feed it with [`push`](Self::push), then call [`finish`](Self::finish).
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    line: Vec<u8>,
+    /// The previous byte was a `\r` that ended a line: a `\n` right after it belongs to it.
+    after_cr: bool,
+    data: Option<String>,
+    event: Option<String>,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses more bytes; returns the events they completed.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        for &byte in bytes {
+            match byte {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\n' | b'\r' => {
+                    self.after_cr = byte == b'\r';
+                    let line = std::mem::take(&mut self.line);
+                    if let Some(event) = self.end_line(&line) {
+                        events.push(event);
+                    }
+                }
+                _ => {
+                    self.after_cr = false;
+                    self.line.push(byte);
+                }
+            }
+        }
+        events
+    }
+
+    /// Ends the stream: an event left without its blank line is still delivered (many servers
+    /// close right after the last `data:` line).
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let line = std::mem::take(&mut self.line);
+        let from_line = if line.is_empty() {
+            None
+        } else {
+            self.end_line(&line)
+        };
+        from_line.or_else(|| self.dispatch())
+    }
+
+    fn end_line(&mut self, line: &[u8]) -> Option<SseEvent> {
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        if line.first() == Some(&b':') {
+            return None;
+        }
+        let line = String::from_utf8_lossy(line);
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line.as_ref(), ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            },
+            "event" => self.event = Some(value.to_owned()),
+            _ => {}
+        }
+        None
+    }
+
+    fn dispatch(&mut self) -> Option<SseEvent> {
+        let event = self.event.take();
+        let data = self.data.take()?;
+        Some(SseEvent { event, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_split(input: &[u8], split: usize) -> Vec<SseEvent> {
+        let mut parser = SseParser::new();
+        let (a, b) = input.split_at(split.min(input.len()));
+        let mut events = parser.push(a);
+        events.extend(parser.push(b));
+        events.extend(parser.finish());
+        events
+    }
+
+    fn datas(events: &[SseEvent]) -> Vec<&str> {
+        events.iter().map(|e| e.data.as_str()).collect()
+    }
+
+    #[test]
+    fn every_split_point_gives_the_same_events() {
+        let input = "data: {\"a\":1}\r\n\r\n: keep-alive\n\ndata:{\"b\":\"é\"}\n\nevent: x\ndata: one\ndata: two\r\rdata: [DONE]\n\n";
+        let bytes = input.as_bytes();
+        for split in 0..=bytes.len() {
+            let events = parse_split(bytes, split);
+            assert_eq!(
+                datas(&events),
+                vec!["{\"a\":1}", "{\"b\":\"é\"}", "one\ntwo", "[DONE]"],
+                "split at {split}"
+            );
+            assert_eq!(events[2].event.as_deref(), Some("x"));
+        }
+    }
+
+    #[test]
+    fn byte_by_byte() {
+        let input = b"data: hello\r\n\r\ndata: world\n\n";
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        for byte in input {
+            events.extend(parser.push(&[*byte]));
+        }
+        assert_eq!(datas(&events), vec!["hello", "world"]);
+    }
+
+    #[test]
+    fn last_event_without_blank_line_is_delivered() {
+        assert_eq!(
+            datas(&parse_split(b"data: a\n\ndata: b", 0)),
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            datas(&parse_split(b"data: a\n\ndata: b\n", 3)),
+            vec!["a", "b"]
+        );
+    }
+
+    #[test]
+    fn comments_and_other_fields_are_ignored() {
+        let events = parse_split(b": ping\nid: 3\nretry: 10\n\n:x\n\ndata: z\n\n", 5);
+        assert_eq!(datas(&events), vec!["z"]);
+    }
+
+    #[test]
+    fn empty_data_line_is_an_event() {
+        let events = parse_split(b"data:\n\n", 0);
+        assert_eq!(datas(&events), vec![""]);
+    }
+}

@@ -1,1 +1,386 @@
-//! text_calls
+//! Tool calls written as text: small models often print the call their chat template would have
+//! parsed, when the server did not parse it (no `--jinja`, a template without tools, constrained
+//! mode's answer field, …). Recognised forms:
+//!
+//! - Hermes / Qwen: `<tool_call>{"name":…,"arguments":{…}}</tool_call>` (several allowed; the
+//!   closing tag may be missing at the end of the reply);
+//! - Qwen3-Coder: `<tool_call><function=NAME><parameter=P>value</parameter>…</function></tool_call>`,
+//!   also without the outer tags;
+//! - Mistral: `[TOOL_CALLS][{"name":…,"arguments":{…}}]` and `[TOOL_CALLS]name[ARGS]{…}`;
+//! - Llama: a reply that is nothing but `{"name":…,"parameters":{…}}` (or `"arguments"`), or a
+//!   list of them, optionally inside a Markdown code fence or after `<|python_tag|>`.
+//!
+//! A block is a call only when every call in it names a known tool; otherwise it stays text.
+//! Recognised blocks are removed from the reply's text.
+
+use serde_json::{Map, Value};
+
+use crate::tools::ToolSpec;
+
+/// A call found in the text: the tool's name and its arguments as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+const TOOL_CALL: &str = "<tool_call>";
+const TOOL_CALL_END: &str = "</tool_call>";
+const FUNCTION: &str = "<function=";
+const FUNCTION_END: &str = "</function>";
+const PARAMETER: &str = "<parameter=";
+const PARAMETER_END: &str = "</parameter>";
+const MISTRAL: &str = "[TOOL_CALLS]";
+const PYTHON_TAG: &str = "<|python_tag|>";
+/// Markers that start a call inside a reply.
+const MARKERS: [&str; 3] = [TOOL_CALL, FUNCTION, MISTRAL];
+
+/// Splits a reply into its text (calls removed, trimmed) and the calls it contains. With no call
+/// found, the text is returned unchanged.
+pub(crate) fn extract(content: &str, tools: &[ToolSpec]) -> (String, Vec<TextCall>) {
+    let known = Known(tools);
+    if tools.is_empty() {
+        return (content.to_owned(), Vec::new());
+    }
+    if let Some(calls) = whole_reply_json(content, &known) {
+        return (String::new(), calls);
+    }
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut rest = content;
+    while let Some((at, marker)) = first_marker(rest) {
+        text.push_str(&rest[..at]);
+        let block = &rest[at..];
+        match parse_block(marker, block, &known) {
+            Some((consumed, found)) => {
+                calls.extend(found);
+                rest = &block[consumed..];
+            }
+            None => {
+                text.push_str(marker);
+                rest = &block[marker.len()..];
+            }
+        }
+    }
+    if calls.is_empty() {
+        return (content.to_owned(), calls);
+    }
+    text.push_str(rest);
+    (text.trim().to_owned(), calls)
+}
+
+/// The tools the model may call.
+struct Known<'a>(&'a [ToolSpec]);
+
+impl Known<'_> {
+    fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.0.iter().find(|spec| spec.name == name)
+    }
+}
+
+fn first_marker(text: &str) -> Option<(usize, &'static str)> {
+    MARKERS
+        .iter()
+        .filter_map(|m| text.find(m).map(|at| (at, *m)))
+        .min_by_key(|(at, _)| *at)
+}
+
+/// Parses the block that starts with `marker`; returns the bytes it spans and its calls.
+fn parse_block(marker: &str, block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
+    match marker {
+        TOOL_CALL => {
+            let body = &block[TOOL_CALL.len()..];
+            let (inner, consumed) = match body.find(TOOL_CALL_END) {
+                Some(end) => (&body[..end], TOOL_CALL.len() + end + TOOL_CALL_END.len()),
+                None => (body, block.len()),
+            };
+            let inner = inner.trim();
+            let calls = if inner.starts_with(FUNCTION) {
+                xml_functions(inner, known)?
+            } else {
+                json_calls(strip_fence(inner), known)?
+            };
+            Some((consumed, calls))
+        }
+        FUNCTION => {
+            let (consumed, call) = xml_function(block, known)?;
+            Some((consumed, vec![call]))
+        }
+        _ => mistral(block, known),
+    }
+}
+
+/// `[TOOL_CALLS][{…},…]`, `[TOOL_CALLS]{…}` or `[TOOL_CALLS]name[ARGS]{…}`.
+fn mistral(block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
+    let body = &block[MISTRAL.len()..];
+    let trimmed = body.trim_start();
+    let skipped = MISTRAL.len() + body.len() - trimmed.len();
+    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        let (value, used) = json_prefix(trimmed)?;
+        let calls = calls_of(&value, known)?;
+        return Some((skipped + used, calls));
+    }
+    let args_at = trimmed.find("[ARGS]")?;
+    let head = &trimmed[..args_at];
+    // Newer templates put an id between the name and the arguments: `name[CALL_ID]id[ARGS]`.
+    let name = head.split("[CALL_ID]").next().unwrap_or(head).trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    known.get(name)?;
+    let json = &trimmed[args_at + "[ARGS]".len()..];
+    let json_trimmed = json.trim_start();
+    let (value, used) = json_prefix(json_trimmed)?;
+    let consumed = skipped + args_at + "[ARGS]".len() + (json.len() - json_trimmed.len()) + used;
+    Some((
+        consumed,
+        vec![TextCall {
+            name: name.to_owned(),
+            arguments: arguments_text(&value),
+        }],
+    ))
+}
+
+/// A reply that is nothing but a call object or a list of them.
+fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
+    let trimmed = content.trim();
+    let trimmed = trimmed.strip_prefix(PYTHON_TAG).unwrap_or(trimmed).trim();
+    let body = strip_fence(trimmed);
+    if !(body.starts_with('{') || body.starts_with('[')) {
+        return None;
+    }
+    let value: Value = serde_json::from_str(body).ok()?;
+    calls_of(&value, known)
+}
+
+/// The body of a Markdown code fence (```json … ```), or the text as it is.
+fn strip_fence(text: &str) -> &str {
+    let Some(after) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(body) = after.trim_end().strip_suffix("```") else {
+        return text;
+    };
+    // Drop the info string (`json`) on the fence's first line.
+    match body.split_once('\n') {
+        Some((info, rest)) if !info.trim_start().starts_with('{') => rest.trim(),
+        _ => body.trim(),
+    }
+}
+
+/// One or more JSON call objects, one after the other.
+fn json_calls(text: &str, known: &Known) -> Option<Vec<TextCall>> {
+    let mut calls = Vec::new();
+    for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        calls.extend(calls_of(&value.ok()?, known)?);
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// A call object or a non-empty list of them, every one naming a known tool.
+fn calls_of(value: &Value, known: &Known) -> Option<Vec<TextCall>> {
+    match value {
+        Value::Object(object) => Some(vec![call_of(object, known)?]),
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| item.as_object().and_then(|object| call_of(object, known)))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// `{"name": N, "arguments"|"parameters": {…}}`, also OpenAI's `{"function": {…}}` wrapper.
+fn call_of(object: &Map<String, Value>, known: &Known) -> Option<TextCall> {
+    if let Some(Value::Object(function)) = object.get("function") {
+        return call_of(function, known);
+    }
+    let name = object.get("name")?.as_str()?;
+    known.get(name)?;
+    let arguments = object
+        .get("arguments")
+        .or_else(|| object.get("parameters"))?;
+    Some(TextCall {
+        name: name.to_owned(),
+        arguments: arguments_text(arguments),
+    })
+}
+
+fn arguments_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => "{}".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Parses one JSON value at the start of `text`; returns it and the bytes it used.
+fn json_prefix(text: &str) -> Option<(Value, usize)> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let value = stream.next()?.ok()?;
+    Some((value, stream.byte_offset()))
+}
+
+/// Every `<function=…>` in a `<tool_call>` body; nothing else may be there.
+fn xml_functions(mut text: &str, known: &Known) -> Option<Vec<TextCall>> {
+    let mut calls = Vec::new();
+    while !text.is_empty() {
+        if !text.starts_with(FUNCTION) {
+            return None;
+        }
+        let (consumed, call) = xml_function(text, known)?;
+        calls.push(call);
+        text = text[consumed..].trim_start();
+    }
+    Some(calls)
+}
+
+/// `<function=NAME><parameter=P>value</parameter>…</function>` at the start of `text`.
+fn xml_function(text: &str, known: &Known) -> Option<(usize, TextCall)> {
+    let after = &text[FUNCTION.len()..];
+    let name_end = after.find('>')?;
+    let name = after[..name_end].trim();
+    let spec = known.get(name)?;
+    let body_start = FUNCTION.len() + name_end + 1;
+    let body = &text[body_start..];
+    let (body, consumed) = match body.find(FUNCTION_END) {
+        Some(end) => (&body[..end], body_start + end + FUNCTION_END.len()),
+        None => (body, text.len()),
+    };
+    let mut arguments = Map::new();
+    let mut rest = body;
+    while let Some(start) = rest.find(PARAMETER) {
+        let after = &rest[start + PARAMETER.len()..];
+        let key_end = after.find('>')?;
+        let key = after[..key_end].trim();
+        let value_text = &after[key_end + 1..];
+        let value_end = [value_text.find(PARAMETER_END), value_text.find(PARAMETER)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(value_text.len());
+        let value = trim_one_newline(&value_text[..value_end]);
+        arguments.insert(key.to_owned(), typed_value(spec, key, value));
+        rest = value_text[value_end..]
+            .strip_prefix(PARAMETER_END)
+            .unwrap_or(&value_text[value_end..]);
+    }
+    let call = TextCall {
+        name: name.to_owned(),
+        arguments: Value::Object(arguments).to_string(),
+    };
+    Some((consumed, call))
+}
+
+/// Qwen3-Coder writes each value on its own lines: drop one newline on each side, nothing more.
+fn trim_one_newline(value: &str) -> &str {
+    let value = value
+        .strip_prefix("\r\n")
+        .or_else(|| value.strip_prefix('\n'))
+        .unwrap_or(value);
+    value
+        .strip_suffix("\r\n")
+        .or_else(|| value.strip_suffix('\n'))
+        .unwrap_or(value)
+}
+
+/// XML values are text: a parameter the schema types as something other than a string is read as
+/// JSON when it is valid JSON (`3`, `true`, `["a"]`); the validator coerces the rest.
+fn typed_value(spec: &ToolSpec, key: &str, value: &str) -> Value {
+    let declared = spec
+        .parameters
+        .get("properties")
+        .and_then(|p| p.get(key))
+        .and_then(|p| p.get("type"));
+    let is_string = declared.is_none_or(|t| t == "string");
+    if !is_string {
+        if let Ok(parsed) = serde_json::from_str::<Value>(value.trim()) {
+            return parsed;
+        }
+    }
+    Value::String(value.to_owned())
+}
+
+/// Decides what part of a streaming reply may be shown before the reply is complete: text up to
+/// a call marker, and nothing of a reply that opens like a bare JSON call.
+#[derive(Debug, Default)]
+pub(crate) struct TextGate {
+    shown: usize,
+    held: bool,
+}
+
+impl TextGate {
+    /// The new part of `content` (the reply so far) that is safe to show.
+    pub fn advance<'c>(&mut self, content: &'c str) -> &'c str {
+        if self.held {
+            return "";
+        }
+        if self.shown == 0 {
+            let start = content.trim_start();
+            if start.is_empty() || PYTHON_TAG.starts_with(start) {
+                return "";
+            }
+            if start.starts_with("```") {
+                // A fenced reply is held only when it opens like fenced JSON.
+                match fence_opening(start) {
+                    None => return "",
+                    Some(true) => {
+                        self.held = true;
+                        return "";
+                    }
+                    Some(false) => {}
+                }
+            } else if start.starts_with('{') || start.starts_with(PYTHON_TAG) {
+                // Could be a call written as the whole reply: wait for its end.
+                self.held = true;
+                return "";
+            }
+        }
+        let new = &content[self.shown..];
+        let safe = match first_marker(new) {
+            Some((at, _)) => {
+                self.held = true;
+                at
+            }
+            None => new.len() - partial_marker_len(new),
+        };
+        self.shown += safe;
+        &new[..safe]
+    }
+
+    /// What is left to show once the reply is complete: the rest of the final text, when the
+    /// shown part is still its beginning.
+    pub fn finish<'f>(&mut self, raw: &str, final_text: &'f str) -> &'f str {
+        let shown = raw.get(..self.shown).unwrap_or("");
+        self.shown = raw.len();
+        self.held = true;
+        final_text.strip_prefix(shown).unwrap_or("")
+    }
+}
+
+/// For a reply that starts with a code fence: whether it opens like fenced JSON (`None`: too
+/// early to tell).
+fn fence_opening(start: &str) -> Option<bool> {
+    let (info, body) = start[3..].split_once('\n')?;
+    let body = body.trim_start();
+    let first = body.chars().next()?;
+    let info = info.trim();
+    Some((info.is_empty() || info.eq_ignore_ascii_case("json")) && (first == '{' || first == '['))
+}
+
+/// The length of the longest end of `text` that could be the start of a marker.
+fn partial_marker_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    (1..=bytes.len().min(MISTRAL.len()))
+        .rev()
+        .find(|&n| {
+            let tail = &bytes[bytes.len() - n..];
+            MARKERS
+                .iter()
+                .any(|m| m.len() > n && m.as_bytes().starts_with(tail))
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "text_calls_tests.rs"]
+mod tests;

@@ -1,1 +1,281 @@
-//! wire
+//! The Chat Completions API on the wire: what is sent and what comes back.
+//!
+//! Requests are built from borrowed data and serialised once. Replies are read leniently: every
+//! field has a default, `null` counts as absent, unknown fields (llama.cpp's `timings`, vLLM's
+//! `prompt_logprobs`, …) are ignored, and a tool call's `arguments` may be a string (OpenAI) or an
+//! object (some Ollama versions). One [`ChoiceMessage`] type serves both a whole reply's
+//! `message` and a stream chunk's `delta`.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::constrained::ResponseFormat;
+use super::{Message, ToolCall, Usage};
+use crate::tools::ToolSpec;
+
+/// The body of `POST /chat/completions`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Request<'a> {
+    pub model: &'a str,
+    pub messages: Vec<WireMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<WireTool<'a>>,
+    pub max_tokens: u32,
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct StreamOptions {
+    pub include_usage: bool,
+}
+
+/// One message as the API wants it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireMessage {
+    pub role: &'static str,
+    /// `null` only for an assistant message that carries tool calls.
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<WireToolCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl WireMessage {
+    pub fn text(role: &'static str, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// The native form of a conversation message.
+    pub fn native(message: &Message) -> Self {
+        match message {
+            Message::System(text) => Self::text("system", text.clone()),
+            Message::User(text) => Self::text("user", text.clone()),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => Self {
+                role: "assistant",
+                content: match (content, tool_calls.is_empty()) {
+                    (Some(text), _) => Some(text.clone()),
+                    (None, true) => Some(String::new()),
+                    (None, false) => None,
+                },
+                tool_calls: tool_calls.iter().map(WireToolCall::from).collect(),
+                tool_call_id: None,
+            },
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => Self {
+                role: "tool",
+                content: Some(content.clone()),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(tool_call_id.clone()),
+            },
+        }
+    }
+}
+
+/// A tool call in an assistant message of the history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: WireFunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WireFunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+impl From<&ToolCall> for WireToolCall {
+    fn from(call: &ToolCall) -> Self {
+        Self {
+            id: call.id.clone(),
+            kind: "function",
+            function: WireFunctionCall {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+        }
+    }
+}
+
+/// `{"type":"function","function":{name,description,parameters}}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct WireTool<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: &'a ToolSpec,
+}
+
+impl<'a> From<&'a ToolSpec> for WireTool<'a> {
+    fn from(spec: &'a ToolSpec) -> Self {
+        Self {
+            kind: "function",
+            function: spec,
+        }
+    }
+}
+
+/// A whole reply (non-streaming) or one stream chunk: both are a list of choices plus usage.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Completion {
+    #[serde(deserialize_with = "nullable")]
+    pub choices: Vec<Choice>,
+    pub usage: Option<WireUsage>,
+    /// Some servers report a failure inside a 200 stream: `data: {"error":{...}}`.
+    pub error: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Choice {
+    /// Non-streaming replies.
+    pub message: Option<ChoiceMessage>,
+    /// Stream chunks.
+    pub delta: Option<ChoiceMessage>,
+    pub finish_reason: Option<String>,
+}
+
+impl Choice {
+    /// The message or delta, whichever came (a few servers send `message` in chunks).
+    pub fn body(&self) -> Option<&ChoiceMessage> {
+        self.delta.as_ref().or(self.message.as_ref())
+    }
+}
+
+/// An assistant message, whole or a fragment of one.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ChoiceMessage {
+    pub content: Option<String>,
+    /// llama.cpp, DeepSeek, older vLLM.
+    pub reasoning_content: Option<String>,
+    /// Newer vLLM, Ollama's `/v1`, OpenRouter.
+    pub reasoning: Option<String>,
+    #[serde(deserialize_with = "nullable")]
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+impl ChoiceMessage {
+    pub fn reasoning_text(&self) -> Option<&str> {
+        self.reasoning_content
+            .as_deref()
+            .or(self.reasoning.as_deref())
+            .filter(|s| !s.is_empty())
+    }
+}
+
+/// A tool call, whole or a fragment of one.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolCallDelta {
+    pub index: Option<u32>,
+    pub id: Option<String>,
+    pub function: FunctionDelta,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct FunctionDelta {
+    pub name: Option<String>,
+    /// A string (a fragment of JSON text) or, from a few servers, the arguments object itself.
+    pub arguments: Option<Value>,
+}
+
+impl FunctionDelta {
+    /// The arguments as text: a string as it is, anything else as its JSON.
+    pub fn arguments_text(&self) -> Option<String> {
+        match &self.arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(other) => Some(other.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireUsage {
+    #[serde(deserialize_with = "nullable")]
+    pub prompt_tokens: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub completion_tokens: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub total_tokens: u64,
+}
+
+impl From<WireUsage> for Usage {
+    fn from(usage: WireUsage) -> Self {
+        let total = if usage.total_tokens == 0 {
+            usage.prompt_tokens + usage.completion_tokens
+        } else {
+            usage.total_tokens
+        };
+        Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: total,
+        }
+    }
+}
+
+/// `GET /props` of llama-server; only what mm uses.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Props {
+    pub default_generation_settings: Option<GenerationSettings>,
+    pub chat_template_caps: Option<TemplateCaps>,
+    /// Some builds also report it at the top level.
+    pub n_ctx: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct GenerationSettings {
+    pub n_ctx: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TemplateCaps {
+    pub supports_tool_calls: Option<bool>,
+}
+
+impl Props {
+    pub fn n_ctx(&self) -> Option<u64> {
+        self.default_generation_settings
+            .as_ref()
+            .and_then(|s| s.n_ctx)
+            .or(self.n_ctx)
+    }
+}
+
+/// Reads `null` as the type's default (serde's `default` alone only covers a missing field).
+fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;

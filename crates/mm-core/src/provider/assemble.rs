@@ -1,0 +1,219 @@
+//! Builds one [`ChatResponse`] from a whole reply or from stream chunks, whatever the server's
+//! habits: tool calls streamed by `index` (id and name first, argument fragments after) or whole
+//! in one chunk, with or without ids; reasoning as `reasoning_content` or `reasoning`; usage in
+//! the last chunk. Then the mode's reading of the text: a constrained reply's JSON, and tool calls
+//! written as text.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::constrained::{self, AnswerStream, Reply};
+use super::text_calls::{self, TextGate};
+use super::wire::{ChoiceMessage, Completion, ToolCallDelta};
+use super::{ChatResponse, StreamDelta, ToolCall, Usage};
+use crate::tools::ToolSpec;
+
+/// A tool call being received.
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: Option<u32>,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// The reply so far.
+#[derive(Debug, Default)]
+pub(crate) struct Assembler {
+    constrained: bool,
+    content: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    gate: TextGate,
+    answer: AnswerStream,
+}
+
+impl Assembler {
+    pub fn new(constrained: bool) -> Self {
+        Self {
+            constrained,
+            ..Self::default()
+        }
+    }
+
+    /// True once a choice said why it stopped.
+    pub fn finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Takes in one chunk (or a whole reply).
+    pub fn push(&mut self, completion: Completion, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+        if let Some(usage) = completion.usage {
+            self.usage = Some(usage.into());
+        }
+        // mm asks for one choice; a server that sends more is read as if they were one.
+        for choice in completion.choices {
+            if let Some(message) = choice.body() {
+                self.push_message(message, on_delta);
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.finish_reason = Some(reason);
+            }
+        }
+    }
+
+    fn push_message(
+        &mut self,
+        message: &ChoiceMessage,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) {
+        if let Some(reasoning) = message.reasoning_text() {
+            on_delta(StreamDelta::Reasoning(reasoning.to_owned()));
+        }
+        if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
+            self.content.push_str(text);
+            let visible = if self.constrained {
+                self.answer.advance(&self.content)
+            } else {
+                self.gate.advance(&self.content).to_owned()
+            };
+            if !visible.is_empty() {
+                on_delta(StreamDelta::Text(visible));
+            }
+        }
+        for delta in &message.tool_calls {
+            self.push_call(delta);
+        }
+    }
+
+    fn push_call(&mut self, delta: &ToolCallDelta) {
+        let id = delta.id.as_deref().filter(|id| !id.is_empty());
+        let slot = match delta.index {
+            Some(index) => self.calls.iter().rposition(|c| c.index == Some(index)),
+            None => match id {
+                Some(id) => self.calls.iter().rposition(|c| c.id.as_deref() == Some(id)),
+                // A fragment without index or id continues the last call, unless it names a tool.
+                None if delta
+                    .function
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| !n.is_empty()) =>
+                {
+                    None
+                }
+                None => self.calls.len().checked_sub(1),
+            },
+        };
+        // Some servers number every whole call 0: a different id is a different call.
+        let slot = slot.filter(|&i| match (&self.calls[i].id, id) {
+            (Some(known), Some(id)) => known == id,
+            _ => true,
+        });
+        let call = match slot {
+            Some(i) => &mut self.calls[i],
+            None => {
+                self.calls.push(PartialCall {
+                    index: delta.index,
+                    ..PartialCall::default()
+                });
+                let last = self.calls.len() - 1;
+                &mut self.calls[last]
+            }
+        };
+        if call.id.is_none() {
+            call.id = id.map(str::to_owned);
+        }
+        if let Some(name) = delta.function.name.as_deref() {
+            if call.name.is_empty() {
+                call.name = name.to_owned();
+            }
+        }
+        if let Some(arguments) = delta.function.arguments_text() {
+            call.arguments.push_str(&arguments);
+        }
+    }
+
+    /// The complete reply. Shows (through `on_delta`) whatever text was held back while it came.
+    pub fn finish(
+        mut self,
+        tools: &[ToolSpec],
+        ids: &CallIds,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> ChatResponse {
+        let mut tool_calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
+            .into_iter()
+            .filter(|call| !call.name.is_empty())
+            .map(|call| ToolCall {
+                id: call.id.unwrap_or_else(|| ids.next()),
+                name: call.name,
+                arguments: if call.arguments.trim().is_empty() {
+                    "{}".to_owned()
+                } else {
+                    call.arguments
+                },
+            })
+            .collect();
+        let mut content = self.content.clone();
+        let mut from_text = false;
+        if self.constrained && tool_calls.is_empty() {
+            match constrained::parse_reply(&self.content) {
+                Reply::Call { name, arguments } => {
+                    tool_calls.push(ToolCall {
+                        id: ids.next(),
+                        name,
+                        arguments,
+                    });
+                    content = String::new();
+                    from_text = true;
+                }
+                Reply::Answer(answer) => content = answer,
+                Reply::Other(text) => content = text,
+            }
+        }
+        if tool_calls.is_empty() {
+            let (text, calls) = text_calls::extract(&content, tools);
+            from_text = !calls.is_empty();
+            content = text;
+            tool_calls = calls
+                .into_iter()
+                .map(|call| ToolCall {
+                    id: ids.next(),
+                    name: call.name,
+                    arguments: call.arguments,
+                })
+                .collect();
+        }
+        let rest = if self.constrained {
+            self.answer.finish(&self.content, &content)
+        } else {
+            self.gate.finish(&self.content, &content)
+        };
+        if !rest.is_empty() {
+            on_delta(StreamDelta::Text(rest.to_owned()));
+        }
+        let mut finish_reason = self.finish_reason;
+        if from_text && finish_reason.as_deref().is_none_or(|r| r == "stop") {
+            finish_reason = Some("tool_calls".to_owned());
+        }
+        ChatResponse {
+            content,
+            tool_calls,
+            usage: self.usage,
+            finish_reason,
+        }
+    }
+}
+
+/// Ids for calls that came without one: `call_1`, `call_2`, … unique within a provider.
+#[derive(Debug, Default)]
+pub(crate) struct CallIds(AtomicU64);
+
+impl CallIds {
+    pub fn next(&self) -> String {
+        format!("call_{}", self.0.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+#[cfg(test)]
+#[path = "assemble_tests.rs"]
+mod tests;

@@ -1,0 +1,185 @@
+use serde_json::json;
+
+use super::*;
+
+fn tools() -> Vec<ToolSpec> {
+    let spec = |name: &str, properties: Value| ToolSpec {
+        name: name.to_owned(),
+        description: String::new(),
+        parameters: json!({"type": "object", "properties": properties}),
+    };
+    vec![
+        spec(
+            "read_file",
+            json!({"path": {"type": "string"}, "limit": {"type": "integer"}}),
+        ),
+        spec("bash", json!({"command": {"type": "string"}})),
+        spec(
+            "release",
+            json!({"version": {"type": "string"}, "dry_run": {"type": "boolean"}}),
+        ),
+    ]
+}
+
+fn call(name: &str, arguments: &str) -> TextCall {
+    TextCall {
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+    }
+}
+
+/// Arguments compared as JSON values: key order is not part of the contract.
+fn normalize(calls: &[TextCall]) -> Vec<(String, Value)> {
+    calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                serde_json::from_str(&c.arguments).unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+/// `case!(name: input => text, [(tool, args), …])`: the text left and the calls found.
+macro_rules! cases {
+    ($($name:ident: $input:expr => $text:expr, [$(($tool:expr, $args:expr)),* $(,)?];)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let (text, calls) = extract($input, &tools());
+                let expected: Vec<TextCall> = vec![$(call($tool, $args)),*];
+                assert_eq!(normalize(&calls), normalize(&expected), "calls of {:?}", $input);
+                assert_eq!(text, $text, "text of {:?}", $input);
+            }
+        )*
+    };
+}
+
+cases! {
+    plain_text: "Hello there." => "Hello there.", [];
+    hermes_one: "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    hermes_with_text_around: "Let me look.\n<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>\nDone"
+        => "Let me look.\n\nDone", [("bash", r#"{"command":"ls"}"#)];
+    hermes_two: "<tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>\n<tool_call>{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}</tool_call>"
+        => "", [("bash", r#"{"command":"ls"}"#), ("read_file", r#"{"path":"a"}"#)];
+    hermes_unclosed_at_end: "<tool_call>\n{\"name\":\"bash\",\"arguments\":{\"command\":\"pwd\"}}"
+        => "", [("bash", r#"{"command":"pwd"}"#)];
+    hermes_string_arguments: "<tool_call>{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}</tool_call>"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    hermes_unknown_tool_stays_text: "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>"
+        => "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [];
+    hermes_not_json_stays_text: "<tool_call>call bash please</tool_call>"
+        => "<tool_call>call bash please</tool_call>", [];
+    hermes_one_known_one_unknown: "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call><tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>"
+        => "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [("bash", r#"{"command":"ls"}"#)];
+    qwen_xml: "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n<parameter=limit>\n20\n</parameter>\n</function>\n</tool_call>"
+        => "", [("read_file", r#"{"limit":20,"path":"src/main.rs"}"#)];
+    qwen_xml_without_outer_tags: "I will run it.\n<function=bash>\n<parameter=command>\necho 'a < b'\n</parameter>\n</function>"
+        => "I will run it.", [("bash", r#"{"command":"echo 'a < b'"}"#)];
+    qwen_xml_multiline_string_kept: "<function=bash><parameter=command>\nline1\nline2\n</parameter></function>"
+        => "", [("bash", r#"{"command":"line1\nline2"}"#)];
+    qwen_xml_string_param_that_looks_like_json: "<function=release><parameter=version>1.0</parameter><parameter=dry_run>true</parameter></function>"
+        => "", [("release", r#"{"dry_run":true,"version":"1.0"}"#)];
+    qwen_xml_unclosed: "<tool_call>\n<function=bash>\n<parameter=command>\nls\n"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    qwen_xml_unknown_stays_text: "<function=nope><parameter=x>1</parameter></function>"
+        => "<function=nope><parameter=x>1</parameter></function>", [];
+    mistral_list: "[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}, {\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}]"
+        => "", [("bash", r#"{"command":"ls"}"#), ("read_file", r#"{"path":"x"}"#)];
+    mistral_args_form: "[TOOL_CALLS]bash[ARGS]{\"command\": \"ls -l\"}"
+        => "", [("bash", r#"{"command":"ls -l"}"#)];
+    mistral_args_form_twice: "[TOOL_CALLS]bash[ARGS]{\"command\":\"a\"}[TOOL_CALLS]read_file[ARGS]{\"path\":\"b\"}"
+        => "", [("bash", r#"{"command":"a"}"#), ("read_file", r#"{"path":"b"}"#)];
+    mistral_call_id_form: "[TOOL_CALLS]bash[CALL_ID]abc123[ARGS]{\"command\":\"a\"}"
+        => "", [("bash", r#"{"command":"a"}"#)];
+    mistral_unknown_stays_text: "[TOOL_CALLS]nope[ARGS]{}" => "[TOOL_CALLS]nope[ARGS]{}", [];
+    llama_parameters: "{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    llama_arguments_fenced: "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```"
+        => "", [("read_file", r#"{"path":"a.txt"}"#)];
+    llama_python_tag: "<|python_tag|>{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    llama_openai_shape: "{\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    llama_unknown_stays_text: "{\"name\": \"weather\", \"parameters\": {}}" => "{\"name\": \"weather\", \"parameters\": {}}", [];
+    json_without_arguments_stays_text: "{\"name\": \"bash\"}" => "{\"name\": \"bash\"}", [];
+    json_inside_prose_stays_text: "Call it like {\"name\": \"bash\", \"arguments\": {}} next time."
+        => "Call it like {\"name\": \"bash\", \"arguments\": {}} next time.", [];
+    data_json_stays_text: "{\"version\": \"1.2\"}" => "{\"version\": \"1.2\"}", [];
+}
+
+#[test]
+fn no_tools_means_no_calls() {
+    let input = "<tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call>";
+    assert_eq!(extract(input, &[]), (input.to_owned(), Vec::new()));
+}
+
+fn gate_run(chunks: &[&str], tools: &[ToolSpec]) -> String {
+    let mut gate = TextGate::default();
+    let mut raw = String::new();
+    let mut shown = String::new();
+    for chunk in chunks {
+        raw.push_str(chunk);
+        shown.push_str(gate.advance(&raw));
+    }
+    let (text, _) = extract(&raw, tools);
+    shown.push_str(gate.finish(&raw, &text));
+    shown
+}
+
+#[test]
+fn gate_shows_plain_text_as_it_comes_and_all_of_it() {
+    let mut gate = TextGate::default();
+    assert_eq!(gate.advance("Hel"), "Hel");
+    assert_eq!(gate.advance("Hello <"), "lo ");
+    assert_eq!(gate.advance("Hello <b>"), "<b>");
+    assert_eq!(
+        gate_run(&["Hel", "lo <", "b> [x", "]"], &tools()),
+        "Hello <b> [x]"
+    );
+}
+
+#[test]
+fn gate_hides_calls() {
+    let chunks = [
+        "Let me look.\n<tool",
+        "_call>{\"name\":\"bash\",",
+        "\"arguments\":{\"command\":\"ls\"}}</tool_call>",
+    ];
+    assert_eq!(gate_run(&chunks, &tools()), "Let me look.\n");
+    let chunks = [
+        "{\"name\": \"bash\", ",
+        "\"parameters\": {\"command\": \"ls\"}}",
+    ];
+    assert_eq!(gate_run(&chunks, &tools()), "");
+}
+
+#[test]
+fn gate_shows_held_text_that_was_no_call() {
+    assert_eq!(gate_run(&["{\"a\"", ": 1}"], &tools()), "{\"a\": 1}");
+    let unknown = [
+        "Try <tool_call>{\"name\":\"x\",",
+        "\"arguments\":{}}</tool_call>",
+    ];
+    assert_eq!(gate_run(&unknown, &tools()), unknown.concat());
+}
+
+#[test]
+fn gate_holds_fenced_json_but_not_other_code() {
+    let chunks = [
+        "```",
+        "json\n{\"name\": \"bash\", ",
+        "\"arguments\": {\"command\": \"ls\"}}\n```",
+    ];
+    assert_eq!(gate_run(&chunks, &tools()), "");
+    let mut gate = TextGate::default();
+    assert_eq!(gate.advance("```"), "");
+    assert_eq!(gate.advance("```rust\n"), "");
+    assert_eq!(gate.advance("```rust\nfn main"), "```rust\nfn main");
+    assert_eq!(
+        gate_run(&["```json\n{\"a\": 1}\n```"], &tools()),
+        "```json\n{\"a\": 1}\n```"
+    );
+}

@@ -1,0 +1,205 @@
+use serde_json::json;
+
+use super::*;
+
+fn completion(text: &str) -> Completion {
+    match serde_json::from_str(text) {
+        Ok(completion) => completion,
+        Err(error) => panic!("{error}: {text}"),
+    }
+}
+
+fn delta(completion: &Completion) -> &ChoiceMessage {
+    completion.choices[0]
+        .body()
+        .unwrap_or_else(|| panic!("no delta in {completion:?}"))
+}
+
+#[test]
+fn llama_cpp_chunks_with_reasoning_and_timings() {
+    let first = completion(
+        r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"created":1,"id":"chatcmpl-x","model":"qwen","system_fingerprint":"b6000","object":"chat.completion.chunk"}"#,
+    );
+    assert_eq!(delta(&first).content, None);
+    let thinking = completion(
+        r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"Let me"}}],"object":"chat.completion.chunk"}"#,
+    );
+    assert_eq!(delta(&thinking).reasoning_text(), Some("Let me"));
+    let last = completion(
+        r#"{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"usage":{"completion_tokens":5,"prompt_tokens":10,"total_tokens":15},"timings":{"prompt_n":10,"prompt_ms":12.5,"predicted_n":5,"predicted_per_second":40.1}}"#,
+    );
+    assert_eq!(last.choices[0].finish_reason.as_deref(), Some("stop"));
+    let usage: Usage = last.usage.map(Usage::from).unwrap_or_default();
+    assert_eq!(
+        (
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.total_tokens
+        ),
+        (10, 5, 15)
+    );
+}
+
+#[test]
+fn openai_chunks_with_streamed_tool_calls() {
+    let head = completion(
+        r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"read_file","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}"#,
+    );
+    let call = &delta(&head).tool_calls[0];
+    assert_eq!(
+        (
+            call.index,
+            call.id.as_deref(),
+            call.function.name.as_deref()
+        ),
+        (Some(0), Some("call_abc"), Some("read_file"))
+    );
+    assert_eq!(call.function.arguments_text().as_deref(), Some(""));
+    let fragment = completion(
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]},"finish_reason":null}]}"#,
+    );
+    assert_eq!(
+        delta(&fragment).tool_calls[0]
+            .function
+            .arguments_text()
+            .as_deref(),
+        Some("{\"pa")
+    );
+    let usage_only = completion(
+        r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}"#,
+    );
+    assert!(usage_only.choices.is_empty());
+    assert_eq!(usage_only.usage.map(|u| u.total_tokens), Some(7));
+}
+
+#[test]
+fn ollama_style_whole_calls_with_object_arguments_and_reasoning() {
+    let chunk = completion(
+        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"qwen3","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hmm","tool_calls":[{"id":"call_x","index":0,"type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]},"finish_reason":null}]}"#,
+    );
+    let message = delta(&chunk);
+    assert_eq!(message.reasoning_text(), Some("hmm"));
+    assert_eq!(
+        message.tool_calls[0].function.arguments_text().as_deref(),
+        Some(r#"{"command":"ls"}"#)
+    );
+}
+
+#[test]
+fn nulls_and_missing_fields_are_defaults() {
+    let chunk = completion(
+        r#"{"choices":[{"delta":{"content":"x","tool_calls":null,"reasoning_content":null},"finish_reason":null,"index":0}],"usage":null}"#,
+    );
+    assert!(delta(&chunk).tool_calls.is_empty());
+    assert_eq!(delta(&chunk).reasoning_text(), None);
+    assert!(completion("{}").choices.is_empty());
+    assert!(completion(r#"{"choices":null}"#).choices.is_empty());
+    let no_id = completion(
+        r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"bash","arguments":"{}"}}]}}]}"#,
+    );
+    assert_eq!(delta(&no_id).tool_calls[0].id, None);
+    assert_eq!(delta(&no_id).tool_calls[0].index, None);
+}
+
+#[test]
+fn whole_reply_message() {
+    let reply = completion(
+        r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi","reasoning_content":"think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
+    );
+    assert_eq!(
+        reply.choices[0].body().and_then(|m| m.content.as_deref()),
+        Some("Hi")
+    );
+    assert_eq!(
+        reply.usage.map(Usage::from).map(|u| u.total_tokens),
+        Some(3),
+        "total computed when absent"
+    );
+}
+
+#[test]
+fn error_objects_are_kept() {
+    let chunk = completion(r#"{"error":{"code":500,"message":"boom","type":"server_error"}}"#);
+    assert_eq!(
+        chunk.error.as_ref().and_then(|e| e.get("message")),
+        Some(&json!("boom"))
+    );
+}
+
+#[test]
+fn props_of_llama_server() {
+    let props: Props = serde_json::from_value(json!({
+        "default_generation_settings": {"n_ctx": 4096, "params": {"top_k": 40}},
+        "total_slots": 1,
+        "chat_template_caps": {"supports_tool_calls": false, "supports_tools": false},
+        "build_info": "b6000"
+    }))
+    .unwrap_or_default();
+    assert_eq!(props.n_ctx(), Some(4096));
+    assert_eq!(
+        props.chat_template_caps.and_then(|c| c.supports_tool_calls),
+        Some(false)
+    );
+    let bare: Props = serde_json::from_value(json!({"n_ctx": 2048})).unwrap_or_default();
+    assert_eq!(bare.n_ctx(), Some(2048));
+}
+
+#[test]
+fn request_serialisation() {
+    let spec = ToolSpec {
+        name: "bash".into(),
+        description: "Run.".into(),
+        parameters: json!({"type": "object", "properties": {}}),
+    };
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "bash".into(),
+        arguments: "{\"command\":\"ls\"}".into(),
+    };
+    let history = [
+        Message::System("sys".into()),
+        Message::User("hi".into()),
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call],
+        },
+        Message::Tool {
+            tool_call_id: "call_1".into(),
+            name: "bash".into(),
+            content: "out".into(),
+        },
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![],
+        },
+    ];
+    let request = Request {
+        model: "m",
+        messages: history.iter().map(WireMessage::native).collect(),
+        tools: vec![WireTool::from(&spec)],
+        max_tokens: 100,
+        stream: true,
+        stream_options: Some(StreamOptions {
+            include_usage: true,
+        }),
+        response_format: None,
+    };
+    let value = serde_json::to_value(&request).unwrap_or_default();
+    assert_eq!(
+        value,
+        json!({
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]},
+                {"role": "tool", "content": "out", "tool_call_id": "call_1"},
+                {"role": "assistant", "content": ""},
+            ],
+            "tools": [{"type": "function", "function": {"name": "bash", "description": "Run.", "parameters": {"type": "object", "properties": {}}}}],
+            "max_tokens": 100,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    );
+}

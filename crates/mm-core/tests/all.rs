@@ -1,0 +1,3 @@
+//! The integration tests of mm-core, one binary (see `suite/`).
+
+mod suite;

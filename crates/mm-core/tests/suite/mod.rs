@@ -1,0 +1,3 @@
+//! Integration suites; each module is one area.
+
+mod provider;
