@@ -126,7 +126,8 @@ pub async fn run_process(
 
     // Whatever ended it, nothing of the group may outlive the call: after a normal exit that is
     // a background process still holding the pipe (`sleep 1000 &`), which would otherwise hang
-    // the drain below or be orphaned.
+    // the drain below or be orphaned. (The leader is already reaped then, but its id cannot
+    // name another group this soon: Linux hands out pids in sequence up to `pid_max`.)
     group.kill();
     let status = match end {
         End::Exited(status) => Some(status),
