@@ -129,20 +129,18 @@ impl Params {
         let mut problems = Vec::new();
         let mut out = Map::new();
         for spec in &self.params {
-            match sent.get(&spec.name) {
-                None | Some(Value::Null) if spec.default.is_some() => {
-                    if let Some(default) = &spec.default {
-                        out.insert(spec.name.clone(), default.clone());
-                    }
+            match (sent.get(&spec.name), &spec.default) {
+                (None | Some(Value::Null), Some(default)) => {
+                    out.insert(spec.name.clone(), default.clone());
                 }
-                Some(Value::Null) if spec.required => {
+                (Some(Value::Null), None) if spec.required => {
                     problems.push(format!("{}: null is not allowed (required)", spec.name));
                 }
-                None if spec.required => {
+                (None, None) if spec.required => {
                     problems.push(format!("{}: missing (required)", spec.name));
                 }
-                None | Some(Value::Null) => {}
-                Some(value) => match spec.check(value) {
+                (None | Some(Value::Null), None) => {}
+                (Some(value), _) => match spec.check(value) {
                     Ok(value) => {
                         out.insert(spec.name.clone(), value);
                     }
@@ -247,6 +245,11 @@ impl Params {
 }
 
 impl ParamSpec {
+    /// Whether the model has to send this parameter: required and without a default.
+    fn must_be_sent(&self) -> bool {
+        self.required && self.default.is_none()
+    }
+
     /// Coerces `value` to this parameter's type, then checks the enum and (MCP) the schema.
     /// Returns the reasons, without the parameter's name, when refused.
     fn check(&self, value: &Value) -> Result<Value, Vec<String>> {
@@ -275,7 +278,7 @@ impl ParamSpec {
         if !text.is_empty() {
             text.push(' ');
         }
-        text.push_str(if self.required && self.default.is_none() {
+        text.push_str(if self.must_be_sent() {
             "Required."
         } else {
             "Optional."
@@ -290,7 +293,7 @@ impl ParamSpec {
     fn form(&self) -> String {
         let mut facts = vec![self.ty.json_name().unwrap_or("any type").to_string()];
         facts.push(
-            if self.required && self.default.is_none() {
+            if self.must_be_sent() {
                 "required"
             } else {
                 "optional"
