@@ -444,15 +444,14 @@ async fn run_stdio(o: &Opts) -> Result<String> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let concurrency = o.concurrency;
 
+    // The reader alone decides when to stop: it hands the writer one permit per
+    // response received before `end`; the writer sends one request per permit.
     let writer_inflight = inflight.clone();
     let writer = tokio::spawn(async move {
         let mut id = 1u64;
         let mut want = concurrency;
         let mut buf = Vec::with_capacity(1 << 16);
         loop {
-            if Instant::now() >= end {
-                break;
-            }
             buf.clear();
             {
                 let now = Instant::now();
@@ -467,7 +466,7 @@ async fn run_stdio(o: &Opts) -> Result<String> {
             if stdin.write_all(&buf).await.is_err() || stdin.flush().await.is_err() {
                 break;
             }
-            // Wait for at least one completion, then take all that are ready.
+            // Wait for at least one permit, then take all that are ready.
             if rx.recv().await.is_none() {
                 break;
             }
@@ -482,6 +481,8 @@ async fn run_stdio(o: &Opts) -> Result<String> {
     let mut lat = Vec::with_capacity(1 << 20);
     let (mut ok, mut errors) = (0u64, 0u64);
     let mut first_error = None;
+    // Requests sent or about to be sent (permits handed out) and not yet answered.
+    let mut outstanding = concurrency as u64;
     loop {
         line.clear();
         let n = tokio::select! {
@@ -504,10 +505,7 @@ async fn run_stdio(o: &Opts) -> Result<String> {
             }
         };
         let Some(id) = v.get("id").and_then(Value::as_u64) else { continue };
-        let (t0, remaining) = {
-            let mut map = inflight.lock().unwrap_or_else(|e| e.into_inner());
-            (map.remove(&id), map.len())
-        };
+        let t0 = inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         if let Some(t0) = t0 {
             if t0 >= measure_from && t0 < end {
                 if check_call_response(&v, id) {
@@ -518,10 +516,13 @@ async fn run_stdio(o: &Opts) -> Result<String> {
                     first_error.get_or_insert_with(|| v.to_string());
                 }
             }
-            let _ = tx.send(());
-        }
-        if now >= end && remaining == 0 && writer.is_finished() {
-            break;
+            outstanding -= 1;
+            if now < end {
+                outstanding += 1;
+                let _ = tx.send(());
+            } else if outstanding == 0 {
+                break;
+            }
         }
     }
     let hwm_kb = tree_kb(pid, "VmHWM:");
@@ -593,7 +594,7 @@ fn print_table(path: &str) -> Result<()> {
             r["label"].as_str().unwrap_or(""),
             r["transport"].as_str().unwrap_or(""),
             r["concurrency"],
-            r["rps"],
+            format!("{:.0}", r["rps"].as_f64().unwrap_or(0.0)),
             ms(&r["p50_us"]),
             ms(&r["p99_us"]),
             r["errors"],
@@ -601,9 +602,13 @@ fn print_table(path: &str) -> Result<()> {
             hwm
         );
     }
+    let mut first = true;
     for r in rows.iter().filter(|r| r["transport"] == "sessions") {
+        if std::mem::take(&mut first) {
+            println!();
+        }
         println!(
-            "\n{}: {} idle sessions (initialize + initialized, {} distinct ids): RSS {} KiB -> {} KiB, {:.1} KiB per session",
+            "- {}: {} idle HTTP sessions (initialize + initialized, {} distinct ids): RSS {} KiB -> {} KiB, {:.1} KiB per session",
             r["label"].as_str().unwrap_or(""),
             r["sessions"],
             r["distinct_session_ids"],
@@ -614,7 +619,7 @@ fn print_table(path: &str) -> Result<()> {
     }
     for r in rows.iter().filter(|r| r["first_error"].is_string()) {
         println!(
-            "\nnote: {} {} c={}: first error: {}",
+            "- note: {} {} c={}: first error: {}",
             r["label"].as_str().unwrap_or(""),
             r["transport"].as_str().unwrap_or(""),
             r["concurrency"],
