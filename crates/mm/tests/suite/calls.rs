@@ -31,8 +31,16 @@ fn hostile_values_reach_the_program_as_one_unchanged_argv_entry() {
             Reply::tool_call("echoargs", &json!({ "value": value }).to_string()),
             Reply::text("done"),
         ]);
-        case.mm(&server).args(["-p", "go"]).assert().success().stdout("done\n");
-        assert_eq!(case.calls(), vec![vec![value.to_string(), format!("--flag={value}")]], "value {value:?}");
+        case.mm(&server)
+            .args(["-p", "go"])
+            .assert()
+            .success()
+            .stdout("done\n");
+        assert_eq!(
+            case.calls(),
+            vec![vec![value.to_string(), format!("--flag={value}")]],
+            "value {value:?}"
+        );
         server.assert_every_tool_call_answered();
     }
 }
@@ -52,7 +60,10 @@ fn a_value_holding_a_placeholder_stays_literal() {
         Reply::text("ok"),
     ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
-    assert_eq!(case.calls(), vec![vec!["{{b}}".to_string(), "x {{a}}".to_string()]]);
+    assert_eq!(
+        case.calls(),
+        vec![vec!["{{b}}".to_string(), "x {{a}}".to_string()]]
+    );
 }
 
 const RELEASE_TOOL: &str = r#"  release:
@@ -73,15 +84,28 @@ fn a_packed_call_is_answered_with_the_call_quoted_back_then_the_corrected_call_r
         Reply::tool_call("release", r#"{"version":"1.4.2","channel":"beta"}"#),
         Reply::text("Released."),
     ]);
-    case.mm(&server).args(["-p", "release 1.4.2 to beta"]).assert().success().stdout("Released.\n");
+    case.mm(&server)
+        .args(["-p", "release 1.4.2 to beta"])
+        .assert()
+        .success()
+        .stdout("Released.\n");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let answer = &tool_messages(&requests[1])[0];
     assert!(answer.contains(packed), "the call is quoted back: {answer}");
-    assert!(answer.contains("channel"), "names the missing parameter: {answer}");
-    assert!(answer.contains("stable") && answer.contains("beta"), "lists allowed values: {answer}");
+    assert!(
+        answer.contains("channel"),
+        "names the missing parameter: {answer}"
+    );
+    assert!(
+        answer.contains("stable") && answer.contains("beta"),
+        "lists allowed values: {answer}"
+    );
     // Only the corrected call ran; the omitted optional's entry was dropped.
-    assert_eq!(case.calls(), vec![vec!["1.4.2".to_string(), "--channel=beta".to_string()]]);
+    assert_eq!(
+        case.calls(),
+        vec![vec!["1.4.2".to_string(), "--channel=beta".to_string()]]
+    );
     server.assert_every_tool_call_answered();
 }
 
@@ -101,7 +125,10 @@ fn lenient_coercion_accepts_numeric_and_boolean_strings() {
         Reply::text("ok"),
     ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
-    assert_eq!(case.calls(), vec![vec!["3".to_string(), "true".to_string(), "2.5".to_string()]]);
+    assert_eq!(
+        case.calls(),
+        vec![vec!["3".to_string(), "true".to_string(), "2.5".to_string()]]
+    );
 }
 
 #[test]
@@ -122,12 +149,22 @@ fn guesses_are_refused_with_the_reason() {
         (r#"{"count":3,"flag":true,"extra":1}"#, "extra"),
     ] {
         let case = Case::new(&agent_with_tools(tools));
-        let server = ScriptedServer::start(vec![Reply::tool_call("typed", args), Reply::text("ok")]);
+        let server =
+            ScriptedServer::start(vec![Reply::tool_call("typed", args), Reply::text("ok")]);
         case.mm(&server).args(["-p", "go"]).assert().success();
         let answer = last_tool_message(&server);
-        assert!(answer.contains(bad), "{args}: the answer names {bad}: {answer}");
-        assert!(answer.contains(args), "{args}: the call is quoted back: {answer}");
-        assert!(case.calls().is_empty(), "{args}: the invalid call was not run");
+        assert!(
+            answer.contains(bad),
+            "{args}: the answer names {bad}: {answer}"
+        );
+        assert!(
+            answer.contains(args),
+            "{args}: the call is quoted back: {answer}"
+        );
+        assert!(
+            case.calls().is_empty(),
+            "{args}: the invalid call was not run"
+        );
     }
 }
 
@@ -140,7 +177,10 @@ fn enum_is_enforced() {
     ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
     let answer = last_tool_message(&server);
-    assert!(answer.contains("alpha") && answer.contains("stable"), "{answer}");
+    assert!(
+        answer.contains("alpha") && answer.contains("stable"),
+        "{answer}"
+    );
     assert!(case.calls().is_empty());
 }
 
@@ -160,22 +200,35 @@ fn arguments_sent_as_a_json_string_are_decoded_once() {
     let case = Case::new(&agent_with_tools(ECHO_TOOL));
     let inner = json!({"value": "x"}).to_string();
     let server = ScriptedServer::start(vec![
-        Reply::tool_call("echoargs", &serde_json::to_string(&inner).unwrap_or_default()),
+        Reply::tool_call(
+            "echoargs",
+            &serde_json::to_string(&inner).unwrap_or_default(),
+        ),
         Reply::text("ok"),
     ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
-    assert_eq!(case.calls(), vec![vec!["x".to_string(), "--flag=x".to_string()]]);
+    assert_eq!(
+        case.calls(),
+        vec![vec!["x".to_string(), "--flag=x".to_string()]]
+    );
 }
 
 #[test]
 fn several_calls_in_one_reply_run_in_order_and_whole_chunk_calls_work() {
     let case = Case::new(&agent_with_tools(ECHO_TOOL));
     let server = ScriptedServer::start(vec![
-        Reply::tool_calls(vec![("echoargs", r#"{"value":"one"}"#), ("echoargs", r#"{"value":"two"}"#)]),
+        Reply::tool_calls(vec![
+            ("echoargs", r#"{"value":"one"}"#),
+            ("echoargs", r#"{"value":"two"}"#),
+        ]),
         Reply::tool_call("echoargs", r#"{"value":"three"}"#).whole(),
         Reply::text("ok"),
     ]);
-    case.mm(&server).args(["-p", "go"]).assert().success().stdout("ok\n");
+    case.mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("ok\n");
     let firsts: Vec<String> = case.calls().into_iter().map(|c| c[0].clone()).collect();
     assert_eq!(firsts, ["one", "two", "three"]);
     server.assert_every_tool_call_answered();
@@ -185,17 +238,31 @@ fn several_calls_in_one_reply_run_in_order_and_whole_chunk_calls_work() {
 fn without_yolo_and_without_a_terminal_calls_are_refused_and_the_model_told() {
     let agent = format!("---\ntools:\n{ECHO_TOOL}---\nTest.\n");
     let case = Case::new(&agent);
-    let server = ScriptedServer::start(vec![Reply::tool_call("echoargs", r#"{"value":"x"}"#), Reply::text("ok")]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("echoargs", r#"{"value":"x"}"#),
+        Reply::text("ok"),
+    ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
     assert!(case.calls().is_empty(), "not run without consent");
     assert!(last_tool_message(&server).contains("did not allow"));
 
     // --yolo, and an allow: entry, let it run.
-    let server = ScriptedServer::start(vec![Reply::tool_call("echoargs", r#"{"value":"x"}"#), Reply::text("ok")]);
-    case.mm(&server).args(["--yolo", "-p", "go"]).assert().success();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("echoargs", r#"{"value":"x"}"#),
+        Reply::text("ok"),
+    ]);
+    case.mm(&server)
+        .args(["--yolo", "-p", "go"])
+        .assert()
+        .success();
     assert_eq!(case.calls().len(), 1);
-    let allowed = Case::new(&format!("---\nallow: [echoargs]\ntools:\n{ECHO_TOOL}---\nTest.\n"));
-    let server = ScriptedServer::start(vec![Reply::tool_call("echoargs", r#"{"value":"x"}"#), Reply::text("ok")]);
+    let allowed = Case::new(&format!(
+        "---\nallow: [echoargs]\ntools:\n{ECHO_TOOL}---\nTest.\n"
+    ));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("echoargs", r#"{"value":"x"}"#),
+        Reply::text("ok"),
+    ]);
     allowed.mm(&server).args(["-p", "go"]).assert().success();
     assert_eq!(allowed.calls().len(), 1);
 }
@@ -209,7 +276,10 @@ fn bash_follows_the_same_rules() {
     ]);
     case.mm(&server).args(["-p", "go"]).assert().success();
     let answer = last_tool_message(&server);
-    assert!(answer.contains("hello") && answer.contains("exit code 3"), "{answer}");
+    assert!(
+        answer.contains("hello") && answer.contains("exit code 3"),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -218,5 +288,8 @@ fn an_unknown_tool_is_answered_with_the_tool_list() {
     let server = ScriptedServer::start(vec![Reply::tool_call("nope", "{}"), Reply::text("ok")]);
     case.mm(&server).args(["-p", "go"]).assert().success();
     let answer = last_tool_message(&server);
-    assert!(answer.contains("nope") && answer.contains("echoargs"), "{answer}");
+    assert!(
+        answer.contains("nope") && answer.contains("echoargs"),
+        "{answer}"
+    );
 }

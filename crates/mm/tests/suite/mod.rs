@@ -2,6 +2,7 @@
 
 mod agent_errors;
 mod calls;
+mod e2e;
 mod output;
 mod processes;
 mod provider_errors;

@@ -22,7 +22,14 @@ const TOOLS: &str = r#"  release:
 #[test]
 fn mm_tools_prints_the_tools_exactly_as_sent_to_the_model() {
     let case = Case::new(&agent_with_tools(TOOLS));
-    let printed = case.mm_offline().arg("tools").assert().success().get_output().stdout.clone();
+    let printed = case
+        .mm_offline()
+        .arg("tools")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let printed: Value = serde_json::from_slice(&printed).expect("mm tools prints JSON");
 
     let server = ScriptedServer::start(vec![Reply::text("hi")]);
@@ -38,10 +45,20 @@ fn mm_tools_prints_the_tools_exactly_as_sent_to_the_model() {
         "Publish a release of the product to a channel. Give each parameter as its own field."
     );
     let text = release["parameters"].to_string();
-    assert!(!text.contains("\"required\"") && !text.contains("\"enum\""), "{text}");
-    let channel = release["parameters"]["properties"]["channel"]["description"].as_str().unwrap_or_default();
-    assert!(channel.contains("Required.") && channel.contains("One of: stable, beta."), "{channel}");
-    let dry = release["parameters"]["properties"]["dry_run"]["description"].as_str().unwrap_or_default();
+    assert!(
+        !text.contains("\"required\"") && !text.contains("\"enum\""),
+        "{text}"
+    );
+    let channel = release["parameters"]["properties"]["channel"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        channel.contains("Required.") && channel.contains("One of: stable, beta."),
+        "{channel}"
+    );
+    let dry = release["parameters"]["properties"]["dry_run"]["description"]
+        .as_str()
+        .unwrap_or_default();
     assert!(dry.contains("Optional."), "{dry}");
 }
 
@@ -57,10 +74,16 @@ fn streaming_and_non_streaming_servers_both_work() {
         if !stream {
             cmd.arg("--no-stream");
         }
-        cmd.args(["-p", "status of billing?"]).assert().success().stdout("Billing is fine.\n");
+        cmd.args(["-p", "status of billing?"])
+            .assert()
+            .success()
+            .stdout("Billing is fine.\n");
         let requests = server.requests();
         assert_eq!(requests[0]["stream"].as_bool().unwrap_or(false), stream);
-        assert_eq!(requests[0]["max_tokens"], 2048, "every request carries max_tokens");
+        assert_eq!(
+            requests[0]["max_tokens"], 2048,
+            "every request carries max_tokens"
+        );
         assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
         assert!(tool_messages(&requests[1])[0].contains("recorded 1 args"));
     }
@@ -73,7 +96,11 @@ fn json_output_reports_the_turn() {
         Reply::tool_call("status", r#"{"service":"billing"}"#),
         Reply::text("fine").with_usage(10, 2),
     ]);
-    let out = case.mm(&server).args(["-p", "go", "--output-format", "json"]).assert().success();
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--output-format", "json"])
+        .assert()
+        .success();
     let report: Value = serde_json::from_slice(&out.get_output().stdout).expect("one JSON object");
     assert_eq!(report["result"], "fine");
     assert_eq!(report["stop_reason"], "done");
@@ -94,37 +121,69 @@ fn stream_json_prints_one_event_a_line() {
         Reply::tool_call("status", r#"{"service":"billing"}"#),
         Reply::text("fine"),
     ]);
-    let out = case.mm(&server).args(["-p", "go", "--output-format", "stream-json"]).assert().success();
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--output-format", "stream-json"])
+        .assert()
+        .success();
     let lines: Vec<Value> = String::from_utf8_lossy(&out.get_output().stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is JSON"))
         .collect();
     let types: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
-    assert!(types.contains(&"tool_call") && types.contains(&"tool_result"), "{types:?}");
+    assert!(
+        types.contains(&"tool_call") && types.contains(&"tool_result"),
+        "{types:?}"
+    );
     assert_eq!(types.last(), Some(&"result"));
-    assert_eq!(lines.last().map(|l| l["result"].clone()), Some(Value::from("fine")));
+    assert_eq!(
+        lines.last().map(|l| l["result"].clone()),
+        Some(Value::from("fine"))
+    );
 }
 
 #[test]
 fn the_loop_detector_stops_at_the_fifth_identical_call() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
-    let server = ScriptedServer::start(vec![call(), call(), call(), call(), call(), Reply::text("never")]);
+    let server = ScriptedServer::start(vec![
+        call(),
+        call(),
+        call(),
+        call(),
+        call(),
+        Reply::text("never"),
+    ]);
     let out = case.mm(&server).args(["-p", "go"]).assert().code(3);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("5 times"));
     assert_eq!(case.calls().len(), 4, "the fifth identical call is not run");
     let requests = server.requests();
     assert_eq!(requests.len(), 5);
     let third = tool_messages(&requests[3]).pop().unwrap_or_default();
-    assert!(third.contains("3 times"), "from the third call on the model is warned: {third}");
-    assert!(!tool_messages(&requests[2]).pop().unwrap_or_default().contains("times in a row"));
+    assert!(
+        third.contains("3 times"),
+        "from the third call on the model is warned: {third}"
+    );
+    assert!(
+        !tool_messages(&requests[2])
+            .pop()
+            .unwrap_or_default()
+            .contains("times in a row")
+    );
 }
 
 #[test]
 fn invalid_calls_count_for_the_loop_detector_too() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let call = || Reply::tool_call("status", r#"{"svc":"billing"}"#);
-    let server = ScriptedServer::start(vec![call(), call(), call(), call(), call(), Reply::text("never")]);
+    let server = ScriptedServer::start(vec![
+        call(),
+        call(),
+        call(),
+        call(),
+        call(),
+        Reply::text("never"),
+    ]);
     case.mm(&server).args(["-p", "go"]).assert().code(3);
     assert!(case.calls().is_empty());
 }
@@ -138,7 +197,11 @@ fn max_turns_stops_the_turn_with_exit_3() {
         Reply::tool_call("status", r#"{"service":"c"}"#),
         Reply::text("never"),
     ]);
-    let out = case.mm(&server).args(["--max-turns", "2", "-p", "go"]).assert().code(3);
+    let out = case
+        .mm(&server)
+        .args(["--max-turns", "2", "-p", "go"])
+        .assert()
+        .code(3);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("max_turns"));
     assert_eq!(server.requests().len(), 2);
 }
@@ -147,7 +210,12 @@ fn max_turns_stops_the_turn_with_exit_3() {
 fn the_prompt_can_come_from_stdin() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let server = ScriptedServer::start(vec![Reply::text("hi")]);
-    case.mm(&server).args(["-p", "-"]).write_stdin("question from stdin").assert().success().stdout("hi\n");
+    case.mm(&server)
+        .args(["-p", "-"])
+        .write_stdin("question from stdin")
+        .assert()
+        .success()
+        .stdout("hi\n");
     let user = server.requests()[0]["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["role"] == "user").cloned())
@@ -162,7 +230,17 @@ fn the_echo_goes_to_stderr_and_stdout_has_only_the_answer() {
         Reply::tool_call("status", r#"{"service":"billing"}"#),
         Reply::text("answer"),
     ]);
-    let out = case.mm(&server).args(["-p", "go"]).assert().success().stdout("answer\n");
+    let out = case
+        .mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("answer\n");
     let stderr = String::from_utf8_lossy(&out.get_output().stderr);
-    assert!(stderr.contains("status") && stderr.contains("billing") && stderr.contains("recorded 1 args"), "{stderr}");
+    assert!(
+        stderr.contains("status")
+            && stderr.contains("billing")
+            && stderr.contains("recorded 1 args"),
+        "{stderr}"
+    );
 }

@@ -10,7 +10,11 @@ use super::{Case, agent_with_tools, last_tool_message};
 fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().and_then(|s| s.split_whitespace().next()).unwrap_or("X");
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                .unwrap_or("X");
             state != "Z" && state != "X"
         }
         Err(_) => false,
@@ -44,12 +48,20 @@ fn a_tool_that_sleeps_forever_is_killed_at_its_timeout_with_its_children() {
     case.script("sleeper", SLEEPER);
     let server = ScriptedServer::start(vec![Reply::tool_call("sleeper", "{}"), Reply::text("ok")]);
     let started = Instant::now();
-    case.mm(&server).args(["-p", "go"]).timeout(Duration::from_secs(60)).assert().success();
+    case.mm(&server)
+        .args(["-p", "go"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
     assert!(started.elapsed() < Duration::from_secs(30));
     let answer = last_tool_message(&server);
     assert!(answer.contains("timed out after 1s"), "{answer}");
     for file in ["child.pid", "main.pid"] {
-        let pid: u32 = std::fs::read_to_string(case.path().join(file)).expect(file).trim().parse().expect("pid");
+        let pid: u32 = std::fs::read_to_string(case.path().join(file))
+            .expect(file)
+            .trim()
+            .parse()
+            .expect("pid");
         assert!(wait_dead(pid), "{file} {pid} was left running");
     }
 }
@@ -66,32 +78,62 @@ grep VmHWM "/proc/$PPID/status" > "$here/hwm"
     let case = Case::new(&agent_with_tools(tools));
     case.script("flood", flood);
     let server = ScriptedServer::start(vec![Reply::tool_call("flood", "{}"), Reply::text("ok")]);
-    case.mm(&server).args(["-p", "go"]).timeout(Duration::from_secs(300)).assert().success();
+    case.mm(&server)
+        .args(["-p", "go"])
+        .timeout(Duration::from_secs(300))
+        .assert()
+        .success();
 
-    let hwm = std::fs::read_to_string(case.path().join("hwm")).expect("the script recorded mm's peak RSS");
-    let kib: u64 = hwm.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM in kB");
-    assert!(kib < 100 * 1024, "mm's peak RSS while 1 GB went through: {kib} KiB");
+    let hwm = std::fs::read_to_string(case.path().join("hwm"))
+        .expect("the script recorded mm's peak RSS");
+    let kib: u64 = hwm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("VmHWM in kB");
+    assert!(
+        kib < 100 * 1024,
+        "mm's peak RSS while 1 GB went through: {kib} KiB"
+    );
 
     let answer = last_tool_message(&server);
-    assert!(answer.len() < 10_000, "the model gets head and tail only: {} bytes", answer.len());
-    assert!(answer.contains("1000000000"), "says how much there was: {}", &answer[..answer.len().min(600)]);
+    assert!(
+        answer.len() < 10_000,
+        "the model gets head and tail only: {} bytes",
+        answer.len()
+    );
+    assert!(
+        answer.contains("1000000000"),
+        "says how much there was: {}",
+        &answer[..answer.len().min(600)]
+    );
     // The full output was saved where the answer says.
     let saved = answer
         .split_whitespace()
         .find(|w| w.contains("mm-output"))
-        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '/' || c == '.' || c == '-' || c == '_')))
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                !(c.is_alphanumeric() || c == '/' || c == '.' || c == '-' || c == '_')
+            })
+        })
         .expect("names the file of the full output");
-    let size = std::fs::metadata(saved).map(|m| m.len()).expect("the full output file exists");
+    let size = std::fs::metadata(saved)
+        .map(|m| m.len())
+        .expect("the full output file exists");
     assert_eq!(size, 1_000_000_000);
     let _ = std::fs::remove_file(saved);
 }
 
 #[test]
 fn ctrl_c_kills_the_running_tool_and_exits_130() {
-    let tools = "  sleeper:\n    description: Sleeps.\n    parameters: {}\n    command: [\"./sleeper\"]\n";
+    let tools =
+        "  sleeper:\n    description: Sleeps.\n    parameters: {}\n    command: [\"./sleeper\"]\n";
     let case = Case::new(&agent_with_tools(tools));
     case.script("sleeper", SLEEPER);
-    let server = ScriptedServer::start(vec![Reply::tool_call("sleeper", "{}"), Reply::text("never")]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("sleeper", "{}"),
+        Reply::text("never"),
+    ]);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mm"))
         .current_dir(case.path())
         .env_remove("MM_AGENT")
@@ -111,6 +153,10 @@ fn ctrl_c_kills_the_running_tool_and_exits_130() {
     nix::sys::signal::kill(mm_pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = child.wait().expect("mm exits");
     assert_eq!(status.code(), Some(130));
-    let pid: u32 = std::fs::read_to_string(&child_pid_file).expect("pid").trim().parse().expect("pid");
+    let pid: u32 = std::fs::read_to_string(&child_pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
     assert!(wait_dead(pid), "the tool's child {pid} was left running");
 }

@@ -6,7 +6,10 @@ use super::Case;
 
 fn one_line_error(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
-    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("mm: ") && !l.contains("retry")).collect();
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("mm: ") && !l.contains("retry"))
+        .collect();
     assert_eq!(errors.len(), 1, "exactly one error line: {text}");
     errors[0].to_string()
 }
@@ -15,17 +18,31 @@ fn one_line_error(stderr: &[u8]) -> String {
 fn a_server_that_is_down_gives_a_clear_error_and_exit_1() {
     let case = Case::new("---\n---\nTest.\n");
     // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port());
     let url = format!("http://127.0.0.1:{}/v1", port.unwrap_or(9));
-    let out = case.mm_offline().args(["--base-url", &url, "-p", "hi"]).assert().code(1).stdout("");
+    let out = case
+        .mm_offline()
+        .args(["--base-url", &url, "-p", "hi"])
+        .assert()
+        .code(1)
+        .stdout("");
     let line = one_line_error(&out.get_output().stderr);
-    assert!(line.contains("cannot reach") && line.contains(&url), "{line}");
+    assert!(
+        line.contains("cannot reach") && line.contains(&url),
+        "{line}"
+    );
 }
 
 #[test]
 fn a_server_answering_500_is_retried_then_reported() {
     let case = Case::new("---\n---\nTest.\n");
-    let server = ScriptedServer::start((0..10).map(|_| Reply::status(500, "boom: internal error")).collect());
+    let server = ScriptedServer::start(
+        (0..10)
+            .map(|_| Reply::status(500, "boom: internal error"))
+            .collect(),
+    );
     let out = case.mm(&server).args(["-p", "hi"]).assert().code(1);
     let line = one_line_error(&out.get_output().stderr);
     assert!(line.contains("500") && line.contains("boom"), "{line}");
@@ -36,7 +53,11 @@ fn a_server_answering_500_is_retried_then_reported() {
 fn a_500_then_success_recovers() {
     let case = Case::new("---\n---\nTest.\n");
     let server = ScriptedServer::start(vec![Reply::status(503, "busy"), Reply::text("recovered")]);
-    case.mm(&server).args(["-p", "hi"]).assert().success().stdout("recovered\n");
+    case.mm(&server)
+        .args(["-p", "hi"])
+        .assert()
+        .success()
+        .stdout("recovered\n");
 }
 
 #[test]
@@ -52,5 +73,9 @@ fn a_garbage_stream_gives_a_clear_error_and_exit_1() {
 fn a_broken_stream_is_retried() {
     let case = Case::new("---\n---\nTest.\n");
     let server = ScriptedServer::start(vec![Reply::broken_stream(), Reply::text("whole")]);
-    case.mm(&server).args(["-p", "hi"]).assert().success().stdout("whole\n");
+    case.mm(&server)
+        .args(["-p", "hi"])
+        .assert()
+        .success()
+        .stdout("whole\n");
 }
