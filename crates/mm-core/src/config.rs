@@ -34,7 +34,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_turns: 30, max_output: 8000, loop_threshold: 5, max_tokens: 2048 }
+        Self {
+            max_turns: 30,
+            max_output: 8000,
+            loop_threshold: 5,
+            max_tokens: 2048,
+        }
     }
 }
 
@@ -119,9 +124,16 @@ pub struct McpServerConfig {
 #[non_exhaustive]
 pub enum McpTransport {
     /// Streamable HTTP: `url` and optional `headers` (values taken as written).
-    Http { url: String, headers: Vec<(String, String)> },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
     /// stdio: `command` (argv), resolved `program`, extra `env` for the child.
-    Stdio { command: Vec<String>, program: PathBuf, env: Vec<(String, String)> },
+    Stdio {
+        command: Vec<String>,
+        program: PathBuf,
+        env: Vec<(String, String)>,
+    },
 }
 
 /// `hooks:` of the agent file.
@@ -155,7 +167,10 @@ impl ToolMatcher {
     /// Compiles `pattern`, anchored at both ends.
     pub fn new(pattern: &str) -> Result<Self, regex::Error> {
         let regex = regex::Regex::new(&format!("^(?:{pattern})$"))?;
-        Ok(Self { pattern: pattern.to_string(), regex })
+        Ok(Self {
+            pattern: pattern.to_string(),
+            regex,
+        })
     }
 
     /// The pattern as written in the agent file.

@@ -17,9 +17,17 @@ pub enum Event {
     /// The model's complete message of this step.
     AssistantMessage { text: String },
     /// A request to the server failed and is retried.
-    Retry { attempt: u32, delay_ms: u64, error: String },
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        error: String,
+    },
     /// A tool call is about to be handled (validated, asked for, run).
-    ToolCall { id: String, name: String, arguments: String },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
     /// A piece of a running tool's output.
     ToolOutput {
         id: String,
@@ -27,7 +35,14 @@ pub enum Event {
         chunk: Vec<u8>,
     },
     /// A tool call's result, as sent to the model.
-    ToolResult { id: String, name: String, ok: bool, exit_code: Option<i32>, duration_ms: u64, content: String },
+    ToolResult {
+        id: String,
+        name: String,
+        ok: bool,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        content: String,
+    },
     /// Something the user should know that does not stop the turn.
     Warning { message: String },
 }

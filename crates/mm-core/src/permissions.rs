@@ -39,7 +39,11 @@ impl Permissions {
             Some((name, pattern)) => name == tool && glob_match(pattern, &subject),
             None => entry == tool,
         });
-        if allowed { Decision::Allow } else { Decision::Ask }
+        if allowed {
+            Decision::Allow
+        } else {
+            Decision::Ask
+        }
     }
 }
 
@@ -98,12 +102,30 @@ mod tests {
 
     #[test]
     fn decisions() {
-        let p = Permissions { yolo: false, allow: vec!["status".into(), "bash:git status*".into()] };
-        assert_eq!(p.decide("status", &args(json!({"service": "x"}))), Decision::Allow);
+        let p = Permissions {
+            yolo: false,
+            allow: vec!["status".into(), "bash:git status*".into()],
+        };
+        assert_eq!(
+            p.decide("status", &args(json!({"service": "x"}))),
+            Decision::Allow
+        );
         assert_eq!(p.decide("release", &args(json!({}))), Decision::Ask);
-        assert_eq!(p.decide("bash", &args(json!({"command": "git status -s"}))), Decision::Allow);
-        assert_eq!(p.decide("bash", &args(json!({"command": "rm -rf /"}))), Decision::Ask);
-        let yolo = Permissions { yolo: true, allow: vec![] };
-        assert_eq!(yolo.decide("bash", &args(json!({"command": "rm -rf /"}))), Decision::Allow);
+        assert_eq!(
+            p.decide("bash", &args(json!({"command": "git status -s"}))),
+            Decision::Allow
+        );
+        assert_eq!(
+            p.decide("bash", &args(json!({"command": "rm -rf /"}))),
+            Decision::Ask
+        );
+        let yolo = Permissions {
+            yolo: true,
+            allow: vec![],
+        };
+        assert_eq!(
+            yolo.decide("bash", &args(json!({"command": "rm -rf /"}))),
+            Decision::Allow
+        );
     }
 }

@@ -17,7 +17,9 @@ use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::loop_guard::LoopGuard;
 use crate::permissions::{ConsentAsker, Decision, Permissions, subject};
 use crate::process::OutputSink;
-use crate::provider::{ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage};
+use crate::provider::{
+    ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
+};
 use crate::tools::{Registry, ToolCtx, ToolOutput};
 
 /// Why a turn ended.
@@ -84,13 +86,21 @@ pub async fn run_turn(
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
         let _ = &strict;
-        let request = ChatRequest { messages, tools: &specs, max_tokens: opts.limits.max_tokens };
+        let request = ChatRequest {
+            messages,
+            tools: &specs,
+            max_tokens: opts.limits.max_tokens,
+        };
         let events = opts.events.clone();
         let mut on_delta = move |delta: StreamDelta| {
             let event = match delta {
                 StreamDelta::Text(text) => Event::TextDelta { text },
                 StreamDelta::Reasoning(text) => Event::ReasoningDelta { text },
-                StreamDelta::Retry { attempt, delay, error } => Event::Retry {
+                StreamDelta::Retry {
+                    attempt,
+                    delay,
+                    error,
+                } => Event::Retry {
                     attempt,
                     delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                     error,
@@ -109,15 +119,23 @@ pub async fn run_turn(
             result.usage.total_tokens += usage.total_tokens;
         }
         if !reply.content.is_empty() {
-            (opts.events)(&Event::AssistantMessage { text: reply.content.clone() });
+            (opts.events)(&Event::AssistantMessage {
+                text: reply.content.clone(),
+            });
         }
         if reply.tool_calls.is_empty() {
-            messages.push(Message::Assistant { content: Some(reply.content.clone()), tool_calls: vec![] });
+            messages.push(Message::Assistant {
+                content: Some(reply.content.clone()),
+                tool_calls: vec![],
+            });
             result.result = reply.content;
             return Ok(result);
         }
         let content = (!reply.content.is_empty()).then(|| reply.content.clone());
-        messages.push(Message::Assistant { content, tool_calls: reply.tool_calls.clone() });
+        messages.push(Message::Assistant {
+            content,
+            tool_calls: reply.tool_calls.clone(),
+        });
 
         let mut calls = reply.tool_calls.iter();
         while let Some(call) = calls.next() {
@@ -189,7 +207,11 @@ fn cancelled(mut result: TurnResult) -> TurnResult {
 }
 
 fn answer(messages: &mut Vec<Message>, call: &ToolCall, content: String) {
-    messages.push(Message::Tool { tool_call_id: call.id.clone(), name: call.name.clone(), content });
+    messages.push(Message::Tool {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        content,
+    });
 }
 
 /// Validates, asks consent for and runs one call. Every failure is an answer the model reads.
@@ -216,7 +238,9 @@ async fn handle_call(registry: &Registry, call: &ToolCall, opts: &TurnOptions) -
                 Some(asker) => {
                     let asker = asker.clone();
                     let name = call.name.clone();
-                    tokio::task::spawn_blocking(move || asker.ask(&name, &summary)).await.unwrap_or(None)
+                    tokio::task::spawn_blocking(move || asker.ask(&name, &summary))
+                        .await
+                        .unwrap_or(None)
                 }
                 None => None,
             };
@@ -236,14 +260,22 @@ async fn handle_call(registry: &Registry, call: &ToolCall, opts: &TurnOptions) -
     let ctx = ToolCtx {
         cwd: opts.cwd.clone(),
         cancel: opts.cancel.clone(),
-        echo: Some(echo_sink(opts.events.clone(), call.id.clone(), opts.limits.max_output)),
+        echo: Some(echo_sink(
+            opts.events.clone(),
+            call.id.clone(),
+            opts.limits.max_output,
+        )),
         max_output: opts.limits.max_output,
     };
     tool.run(&args, &ctx).await
 }
 
 fn refusal(content: String) -> ToolOutput {
-    ToolOutput { content, ok: false, ..ToolOutput::default() }
+    ToolOutput {
+        content,
+        ok: false,
+        ..ToolOutput::default()
+    }
 }
 
 /// Forwards a running tool's output to the user, up to `cap` bytes (the model gets head and
@@ -260,7 +292,10 @@ fn echo_sink(events: EventSink, id: String, cap: usize) -> OutputSink {
         if before + chunk.len() > cap {
             bytes.extend_from_slice(b"\n[... more output not shown here ...]\n");
         }
-        events(&Event::ToolOutput { id: id.clone(), chunk: bytes });
+        events(&Event::ToolOutput {
+            id: id.clone(),
+            chunk: bytes,
+        });
     })
 }
 

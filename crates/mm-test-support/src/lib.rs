@@ -24,6 +24,8 @@
 mod render;
 mod reply;
 
+pub mod llama;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

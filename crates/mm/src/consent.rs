@@ -22,7 +22,10 @@ impl ConsentAsker for TerminalAsker {
         let mut line = String::new();
         match std::io::stdin().lock().read_line(&mut line) {
             Ok(0) | Err(_) => None,
-            Ok(_) => Some(matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")),
+            Ok(_) => Some(matches!(
+                line.trim().to_ascii_lowercase().as_str(),
+                "y" | "yes"
+            )),
         }
     }
 }

@@ -20,13 +20,19 @@ pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
     let asker = TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>);
     let mut messages = vec![Message::System(env.instructions().to_string())];
     let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
-    eprintln!("{name} — {} at {} ({}). Ctrl-C cancels a turn, Ctrl-D quits.", env.config.model, env.config.base_url, env.source);
+    eprintln!(
+        "{name} — {} at {} ({}). Ctrl-C cancels a turn, Ctrl-D quits.",
+        env.config.model, env.config.base_url, env.source
+    );
     loop {
         eprint!("\n> ");
         let _ = std::io::stderr().flush();
         let line = tokio::task::spawn_blocking(|| {
             let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|n| (n, line))
+            std::io::stdin()
+                .lock()
+                .read_line(&mut line)
+                .map(|n| (n, line))
         })
         .await
         .map_err(|e| Failure::runtime(e.to_string()))?;

@@ -33,16 +33,25 @@ pub struct Failure {
 
 impl Failure {
     pub fn usage(message: impl Into<String>) -> Self {
-        Self { code: exit::USAGE, message: message.into() }
+        Self {
+            code: exit::USAGE,
+            message: message.into(),
+        }
     }
     pub fn runtime(message: impl Into<String>) -> Self {
-        Self { code: exit::RUNTIME, message: message.into() }
+        Self {
+            code: exit::RUNTIME,
+            message: message.into(),
+        }
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mm: cannot start the async runtime: {e}");

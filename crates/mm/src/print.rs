@@ -48,7 +48,10 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
         events,
         cancel,
     };
-    let mut messages = vec![Message::System(env.instructions().to_string()), Message::User(prompt)];
+    let mut messages = vec![
+        Message::System(env.instructions().to_string()),
+        Message::User(prompt),
+    ];
     let started = Instant::now();
     let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -11,8 +11,7 @@ use crate::cli::Cli;
 
 /// The system prompt of an agent whose file gives no instructions. Kept short: small models pay
 /// for every token.
-const DEFAULT_INSTRUCTIONS: &str =
-    "You are mm, an assistant in the user's terminal. Use the tools when they help. Answer briefly.";
+const DEFAULT_INSTRUCTIONS: &str = "You are mm, an assistant in the user's terminal. Use the tools when they help. Answer briefly.";
 
 /// Everything a run needs, resolved from flags, environment and the agent file.
 pub struct Env {
@@ -26,11 +25,18 @@ pub struct Env {
 impl Env {
     pub fn instructions(&self) -> &str {
         let text = self.config.instructions.trim();
-        if text.is_empty() { DEFAULT_INSTRUCTIONS } else { text }
+        if text.is_empty() {
+            DEFAULT_INSTRUCTIONS
+        } else {
+            text
+        }
     }
 
     pub fn permissions(&self) -> Permissions {
-        Permissions { yolo: self.config.yolo, allow: self.config.allow.clone() }
+        Permissions {
+            yolo: self.config.yolo,
+            allow: self.config.allow.clone(),
+        }
     }
 
     pub fn provider(&self, stream: bool) -> Result<Provider, Failure> {
@@ -53,7 +59,8 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         std::env::set_current_dir(dir)
             .map_err(|e| Failure::usage(format!("-C {}: {e}", dir.display())))?;
     }
-    let cwd = std::env::current_dir().map_err(|e| Failure::runtime(format!("no working directory: {e}")))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::runtime(format!("no working directory: {e}")))?;
     let path = match &cli.agent {
         Some(path) => Some(path.clone()),
         None => Some(PathBuf::from("mm.md")).filter(|p| p.is_file()),
@@ -83,7 +90,12 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         config.limits.max_turns = n;
     }
     let registry = Registry::from_config(&config);
-    Ok(Env { cwd, config, registry, source })
+    Ok(Env {
+        cwd,
+        config,
+        registry,
+        source,
+    })
 }
 
 /// `mm tools`: the tools exactly as they are sent (the `tools` field of the request).
@@ -101,7 +113,11 @@ pub fn print_tools(env: &Env) -> Result<u8, Failure> {
 /// `mm check`: the agent file is valid; say what it defines.
 pub fn print_check(env: &Env) -> Result<u8, Failure> {
     let names: Vec<String> = env.config.tools.iter().map(|t| t.name.clone()).collect();
-    let tools = if names.is_empty() { "no declared tools".to_string() } else { format!("{} declared tool(s): {}", names.len(), names.join(", ")) };
+    let tools = if names.is_empty() {
+        "no declared tools".to_string()
+    } else {
+        format!("{} declared tool(s): {}", names.len(), names.join(", "))
+    };
     write_stdout(&format!("{}: ok ({tools})\n", env.source))
 }
 

@@ -45,9 +45,17 @@ pub(super) struct Cx {
 impl Cx {
     pub fn new(file: String, agent_path: &Path) -> Self {
         let parent = agent_path.parent().unwrap_or(Path::new(""));
-        let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
         let dir = std::path::absolute(parent).unwrap_or_else(|_| parent.to_path_buf());
-        Self { file, dir: clean(&dir), warnings: Vec::new() }
+        Self {
+            file,
+            dir: clean(&dir),
+            warnings: Vec::new(),
+        }
     }
 
     pub fn err(&self, line: usize, key: &str, message: impl Into<String>) -> AgentFileError {
@@ -67,20 +75,30 @@ impl Cx {
     /// `path` resolved against the agent file's folder when relative.
     pub fn resolve(&self, path: &str) -> PathBuf {
         let path = Path::new(path);
-        if path.is_absolute() { path.to_path_buf() } else { clean(&self.dir.join(path)) }
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            clean(&self.dir.join(path))
+        }
     }
 
     /// A program (`command[0]`): a relative path with a `/` resolves against the agent file's
     /// folder; a bare name is kept for a `PATH` look-up when it runs.
     pub fn program(&self, program: &str) -> PathBuf {
-        if program.contains('/') { self.resolve(program) } else { PathBuf::from(program) }
+        if program.contains('/') {
+            self.resolve(program)
+        } else {
+            PathBuf::from(program)
+        }
     }
 }
 
 /// Drops `.` components (`/a/./b` → `/a/b`); `..` is kept, as the file system may have
 /// symlinks.
 fn clean(path: &Path) -> PathBuf {
-    path.components().filter(|c| *c != Component::CurDir).collect()
+    path.components()
+        .filter(|c| *c != Component::CurDir)
+        .collect()
 }
 
 /// The whole file: `root` is the front matter (or YAML file), `body` the Markdown body.
@@ -95,7 +113,10 @@ pub(super) fn agent(cx: &mut Cx, root: Option<&Node>, body: Option<&str>) -> Res
             return Err(cx.err(
                 root.line,
                 "",
-                format!("expected a mapping of keys (like `model: qwen3`), found {}", root.describe()),
+                format!(
+                    "expected a mapping of keys (like `model: qwen3`), found {}",
+                    root.describe()
+                ),
             ));
         };
         for entry in entries {
@@ -160,7 +181,9 @@ fn limits(cx: &Cx, node: &Node, path: &str) -> Result<Limits> {
         let value = &entry.value;
         match entry.key.as_str() {
             "max_turns" => limits.max_turns = positive(cx, value, &key, u32::MAX.into())? as u32,
-            "max_output" => limits.max_output = positive(cx, value, &key, u32::MAX.into())? as usize,
+            "max_output" => {
+                limits.max_output = positive(cx, value, &key, u32::MAX.into())? as usize
+            }
             "loop" => limits.loop_threshold = positive(cx, value, &key, u32::MAX.into())? as u32,
             "max_tokens" => limits.max_tokens = positive(cx, value, &key, u32::MAX.into())? as u32,
             _ => return Err(unknown_key(cx, entry, path, LIMIT_KEYS)),
@@ -215,7 +238,10 @@ fn http_url(cx: &Cx, node: &Node, path: &str) -> Result<String> {
         _ => Err(cx.err(
             node.line,
             path,
-            format!("{} is not an http(s) URL; write like http://127.0.0.1:8080/v1", node.describe()),
+            format!(
+                "{} is not an http(s) URL; write like http://127.0.0.1:8080/v1",
+                node.describe()
+            ),
         )),
     }
 }
@@ -242,7 +268,11 @@ fn env_name(cx: &Cx, node: &Node, path: &str) -> Result<String> {
 
 /// `path.key`, or `key` at the top.
 pub(super) fn child(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 /// `path[i]`.
@@ -257,7 +287,11 @@ fn type_error(cx: &Cx, node: &Node, path: &str, expected: &str) -> AgentFileErro
         }
         _ => String::new(),
     };
-    cx.err(node.line, path, format!("expected {expected}, found {}{hint}", node.describe()))
+    cx.err(
+        node.line,
+        path,
+        format!("expected {expected}, found {}{hint}", node.describe()),
+    )
 }
 
 pub(super) fn map<'n>(cx: &Cx, node: &'n Node, path: &str) -> Result<&'n [Entry]> {
@@ -278,7 +312,9 @@ pub(super) fn list<'n>(cx: &Cx, node: &'n Node, path: &str) -> Result<&'n [Node]
 
 pub(super) fn string(cx: &Cx, node: &Node, path: &str) -> Result<String> {
     match &node.kind {
-        Kind::Str(s) if s.contains('\0') => Err(cx.err(node.line, path, "a NUL byte is not allowed")),
+        Kind::Str(s) if s.contains('\0') => {
+            Err(cx.err(node.line, path, "a NUL byte is not allowed"))
+        }
         Kind::Str(s) => Ok(s.clone()),
         _ => Err(type_error(cx, node, path, "a string")),
     }
@@ -303,7 +339,9 @@ pub(super) fn boolean(cx: &Cx, node: &Node, path: &str) -> Result<bool> {
 fn positive(cx: &Cx, node: &Node, path: &str, max: u64) -> Result<u64> {
     match node.kind {
         Kind::Int(i) if i >= 1 && i.unsigned_abs() <= max => Ok(i.unsigned_abs()),
-        Kind::Int(i) if i >= 1 => Err(cx.err(node.line, path, format!("{i} is too large (at most {max})"))),
+        Kind::Int(i) if i >= 1 => {
+            Err(cx.err(node.line, path, format!("{i} is too large (at most {max})")))
+        }
         Kind::Int(i) => Err(cx.err(node.line, path, format!("must be at least 1, found {i}"))),
         _ => Err(type_error(cx, node, path, "a whole number")),
     }
@@ -326,7 +364,11 @@ pub(super) fn one_of(
         Kind::Str(s) => format!("`{s}`"),
         _ => node.describe(),
     };
-    Err(cx.err(node.line, path, unknown_choice(what, &found, choices, &format!("{what}s"))))
+    Err(cx.err(
+        node.line,
+        path,
+        unknown_choice(what, &found, choices, &format!("{what}s")),
+    ))
 }
 
 /// `unknown mode `nativ`; did you mean `native`? modes are: native, constrained, auto`.
@@ -335,7 +377,10 @@ fn unknown_choice(what: &str, found: &str, choices: &[&str], plural: &str) -> St
     let hint = did_you_mean(word, choices.iter().copied())
         .map(|m| format!("; did you mean `{m}`?"))
         .unwrap_or_else(|| ";".into());
-    format!("unknown {what} {found}{hint} {plural} are: {}", choices.join(", "))
+    format!(
+        "unknown {what} {found}{hint} {plural} are: {}",
+        choices.join(", ")
+    )
 }
 
 /// The longest timeout accepted: longer is surely a typo, and it keeps deadline arithmetic
@@ -345,7 +390,9 @@ const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// A duration: `500ms`, `60s`, `2m`, `1h`, combined (`1m30s`), or a number of seconds.
 pub(super) fn duration(cx: &Cx, node: &Node, path: &str) -> Result<Duration> {
     let seconds = |s: f64| {
-        (s.is_finite() && s >= 0.001).then(|| Duration::try_from_secs_f64(s).ok()).flatten()
+        (s.is_finite() && s >= 0.001)
+            .then(|| Duration::try_from_secs_f64(s).ok())
+            .flatten()
     };
     let parsed = match &node.kind {
         Kind::Int(i) if *i >= 1 => Some(Duration::from_secs(i.unsigned_abs())),
@@ -354,9 +401,11 @@ pub(super) fn duration(cx: &Cx, node: &Node, path: &str) -> Result<Duration> {
         _ => None,
     };
     match parsed {
-        Some(d) if d > MAX_DURATION => {
-            Err(cx.err(node.line, path, format!("{} is longer than the maximum, 24h", node.describe())))
-        }
+        Some(d) if d > MAX_DURATION => Err(cx.err(
+            node.line,
+            path,
+            format!("{} is longer than the maximum, 24h", node.describe()),
+        )),
         Some(d) => Ok(d),
         None => Err(cx.err(
             node.line,
@@ -377,10 +426,14 @@ fn parse_duration(text: &str) -> Option<Duration> {
     let mut rest = text;
     let mut total_ms = 0f64;
     while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let number: f64 = rest.get(..num_len)?.parse().ok()?;
         rest = rest.get(num_len..)?;
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit_ms = match rest.get(..unit_len)? {
             "ms" => 1.0,
             "s" => 1_000.0,
@@ -423,7 +476,11 @@ pub(super) fn command(cx: &Cx, node: &Node, path: &str) -> Result<(Vec<String>, 
         ));
     };
     if program.trim().is_empty() {
-        return Err(cx.err(items[0].line, &index(path, 0), "the program may not be empty"));
+        return Err(cx.err(
+            items[0].line,
+            &index(path, 0),
+            "the program may not be empty",
+        ));
     }
     let program = cx.program(program);
     Ok((argv, program))
@@ -456,7 +513,11 @@ pub(super) fn did_you_mean<'c>(
         } else {
             let jw = strsim::jaro_winkler(&word_norm, &cand_norm);
             let edits = strsim::levenshtein(&word_norm, &cand_norm);
-            if jw >= 0.8 || (edits <= 2 && edits < word_norm.chars().count()) { jw } else { continue }
+            if jw >= 0.8 || (edits <= 2 && edits < word_norm.chars().count()) {
+                jw
+            } else {
+                continue;
+            }
         };
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, candidate));
@@ -468,5 +529,7 @@ pub(super) fn did_you_mean<'c>(
 /// 1–64 of `A-Z a-z 0-9 _ -`: tool, parameter, MCP server names.
 pub(super) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -66,7 +66,11 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
                         "use letters, digits, `_` or `-` (or \"\" for no prefix)",
                     ));
                 }
-                prefix = if text.is_empty() { text } else { format!("{text}_") };
+                prefix = if text.is_empty() {
+                    text
+                } else {
+                    format!("{text}_")
+                };
             }
             _ => return Err(unknown_key(cx, field, path, MCP_KEYS)),
         }
@@ -90,16 +94,31 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
             if let Some((_, line)) = env {
                 return Err(cx.err(line, &child(path, "env"), "`env` is for `command` servers"));
             }
-            McpTransport::Http { url, headers: headers.map(|(h, _)| h).unwrap_or_default() }
+            McpTransport::Http {
+                url,
+                headers: headers.map(|(h, _)| h).unwrap_or_default(),
+            }
         }
         (None, Some((command, program))) => {
             if let Some((_, line)) = headers {
-                return Err(cx.err(line, &child(path, "headers"), "`headers` is for `url` servers"));
+                return Err(cx.err(
+                    line,
+                    &child(path, "headers"),
+                    "`headers` is for `url` servers",
+                ));
             }
-            McpTransport::Stdio { command, program, env: env.map(|(e, _)| e).unwrap_or_default() }
+            McpTransport::Stdio {
+                command,
+                program,
+                env: env.map(|(e, _)| e).unwrap_or_default(),
+            }
         }
     };
-    Ok(McpServerConfig { name: name.to_string(), transport, tool_prefix: prefix })
+    Ok(McpServerConfig {
+        name: name.to_string(),
+        transport,
+        tool_prefix: prefix,
+    })
 }
 
 fn url_value(cx: &Cx, node: &Node, path: &str) -> Result<String> {
@@ -166,7 +185,11 @@ fn hook(cx: &Cx, node: &Node, path: &str) -> Result<HookConfig> {
             "match" => {
                 let pattern = string(cx, value, &key)?;
                 let compiled = ToolMatcher::new(&pattern).map_err(|e| {
-                    cx.err(value.line, &key, format!("invalid regex: {}", regex_reason(&e)))
+                    cx.err(
+                        value.line,
+                        &key,
+                        format!("invalid regex: {}", regex_reason(&e)),
+                    )
                 })?;
                 matcher = Some(compiled);
             }
@@ -176,14 +199,27 @@ fn hook(cx: &Cx, node: &Node, path: &str) -> Result<HookConfig> {
         }
     }
     let Some((command, program)) = argv else {
-        return Err(cx.err(node.line, &child(path, "command"), "missing: the hook's argv list"));
+        return Err(cx.err(
+            node.line,
+            &child(path, "command"),
+            "missing: the hook's argv list",
+        ));
     };
-    Ok(HookConfig { matcher, command, program, timeout })
+    Ok(HookConfig {
+        matcher,
+        command,
+        program,
+        timeout,
+    })
 }
 
 /// The last line of a regex error (`error: unclosed group`), without its `error: `.
 fn regex_reason(error: &regex::Error) -> String {
     let text = error.to_string();
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(&text);
     last.trim().trim_start_matches("error: ").to_string()
 }

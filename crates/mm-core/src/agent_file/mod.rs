@@ -96,7 +96,10 @@ pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileErro
         Some(yaml) if yaml.len() > MAX_YAML_BYTES => {
             return Err(fail(
                 first_line,
-                format!("the YAML is too large ({} bytes; at most {MAX_YAML_BYTES})", yaml.len()),
+                format!(
+                    "the YAML is too large ({} bytes; at most {MAX_YAML_BYTES})",
+                    yaml.len()
+                ),
             ));
         }
         Some(yaml) => yaml::parse(yaml, first_line).map_err(|e| fail(e.line, e.message))?,
@@ -104,13 +107,19 @@ pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileErro
     };
     let mut cx = decode::Cx::new(file.clone(), path);
     let config = decode::agent(&mut cx, root.as_ref(), body)?;
-    Ok(AgentConfig { path: Some(path.to_path_buf()), ..config })
+    Ok(AgentConfig {
+        path: Some(path.to_path_buf()),
+        ..config
+    })
 }
 
 enum FrontMatter<'a> {
     /// The file does not start with a `---` line.
     Absent,
-    Closed { yaml: &'a str, body: &'a str },
+    Closed {
+        yaml: &'a str,
+        body: &'a str,
+    },
     Unclosed,
 }
 
@@ -118,7 +127,9 @@ enum FrontMatter<'a> {
 /// (trailing spaces and `\r` ignored).
 fn split_front_matter(text: &str) -> FrontMatter<'_> {
     let mut lines = text.split_inclusive('\n');
-    let Some(first) = lines.next() else { return FrontMatter::Absent };
+    let Some(first) = lines.next() else {
+        return FrontMatter::Absent;
+    };
     if first.trim_end() != "---" {
         return FrontMatter::Absent;
     }

@@ -156,7 +156,10 @@ errors! {
 #[test]
 fn deep_nesting_is_refused() {
     let text = format!("---\n{}x\n---\n", "- ".repeat(1000));
-    assert_eq!(parse("ops.md", &text).unwrap_err(), "ops.md:2: nested too deeply (more than 32 levels)");
+    assert_eq!(
+        parse("ops.md", &text).unwrap_err(),
+        "ops.md:2: nested too deeply (more than 32 levels)"
+    );
 }
 
 #[test]
@@ -169,13 +172,21 @@ fn unclosed_front_matter() {
 
 #[test]
 fn yaml_file_errors_count_from_line_one() {
-    assert_eq!(parse("ops.yaml", "name: ops\nyolo: 3\n").unwrap_err(), "ops.yaml:2: yolo: expected true or false, found 3");
+    assert_eq!(
+        parse("ops.yaml", "name: ops\nyolo: 3\n").unwrap_err(),
+        "ops.yaml:2: yolo: expected true or false, found 3"
+    );
 }
 
 #[test]
 fn unreadable_file() {
-    let err = super::load_agent(Path::new("/nonexistent/ops.md")).unwrap_err().to_string();
-    assert!(err.starts_with("/nonexistent/ops.md: cannot read the agent file: "), "{err}");
+    let err = super::load_agent(Path::new("/nonexistent/ops.md"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("/nonexistent/ops.md: cannot read the agent file: "),
+        "{err}"
+    );
 }
 
 /// The example of SPEC §1, verbatim.
@@ -220,18 +231,33 @@ fn spec_example_parses_fully() {
     assert_eq!(c.tool_calls, ToolCallMode::Auto);
     assert!(!c.yolo);
     assert_eq!(c.allow, ["status", "bash:git status*"]);
-    assert_eq!(c.builtins, Some(vec!["bash".into(), "read_file".into(), "list_files".into()]));
+    assert_eq!(
+        c.builtins,
+        Some(vec!["bash".into(), "read_file".into(), "list_files".into()])
+    );
     assert_eq!(c.instructions, "You are the release assistant of ACME. ...");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 
-    let [tool] = c.tools.as_slice() else { panic!("{:?}", c.tools) };
+    let [tool] = c.tools.as_slice() else {
+        panic!("{:?}", c.tools)
+    };
     assert_eq!(tool.name, "release");
-    assert_eq!(tool.description, "Publish a release of the product to a channel.");
+    assert_eq!(
+        tool.description,
+        "Publish a release of the product to a channel."
+    );
     assert_eq!(tool.command[1], "{{version}}");
-    assert_eq!(tool.program, PathBuf::from("/srv/agents/scripts/release.sh"));
+    assert_eq!(
+        tool.program,
+        PathBuf::from("/srv/agents/scripts/release.sh")
+    );
     assert_eq!(tool.timeout, Duration::from_secs(60));
     assert!(tool.params.deny_unknown);
-    let spec = |name: &str, ty, required, description: Option<&str>, enum_values: Option<Vec<serde_json::Value>>| ParamSpec {
+    let spec = |name: &str,
+                ty,
+                required,
+                description: Option<&str>,
+                enum_values: Option<Vec<serde_json::Value>>| ParamSpec {
         name: name.into(),
         ty,
         description: description.map(Into::into),
@@ -243,19 +269,36 @@ fn spec_example_parses_fully() {
     assert_eq!(
         tool.params.params,
         [
-            spec("version", ParamType::String, true, Some("The version, like 1.4.2."), None),
-            spec("channel", ParamType::String, true, None, Some(vec![json!("stable"), json!("beta")])),
+            spec(
+                "version",
+                ParamType::String,
+                true,
+                Some("The version, like 1.4.2."),
+                None
+            ),
+            spec(
+                "channel",
+                ParamType::String,
+                true,
+                None,
+                Some(vec![json!("stable"), json!("beta")])
+            ),
             spec("dry_run", ParamType::Boolean, false, None, None),
         ]
     );
 
     assert_eq!(c.skills, [PathBuf::from("/srv/agents/skills")]);
-    let [proj, fs] = c.mcp.as_slice() else { panic!("{:?}", c.mcp) };
+    let [proj, fs] = c.mcp.as_slice() else {
+        panic!("{:?}", c.mcp)
+    };
     assert_eq!(proj.name, "proj");
     assert_eq!(proj.tool_prefix, "proj_");
     assert_eq!(
         proj.transport,
-        McpTransport::Http { url: "http://127.0.0.1:3000/mcp".into(), headers: vec![] }
+        McpTransport::Http {
+            url: "http://127.0.0.1:3000/mcp".into(),
+            headers: vec![]
+        }
     );
     assert_eq!(fs.tool_prefix, "");
     assert_eq!(
@@ -266,14 +309,18 @@ fn spec_example_parses_fully() {
             env: vec![],
         }
     );
-    let [pre] = c.hooks.pre_tool_call.as_slice() else { panic!() };
+    let [pre] = c.hooks.pre_tool_call.as_slice() else {
+        panic!()
+    };
     let matcher = pre.matcher.as_ref().unwrap();
     assert_eq!(matcher.pattern(), "release|bash");
     assert!(matcher.is_match("bash") && matcher.is_match("release"));
     assert!(!matcher.is_match("bash_extra"));
     assert_eq!(pre.program, PathBuf::from("/srv/agents/hooks/guard.sh"));
     assert_eq!(pre.timeout, Duration::from_secs(60));
-    let [post] = c.hooks.post_tool_call.as_slice() else { panic!() };
+    let [post] = c.hooks.post_tool_call.as_slice() else {
+        panic!()
+    };
     assert!(post.matcher.is_none());
     assert_eq!(c.limits, crate::config::Limits::default());
 }
@@ -335,7 +382,9 @@ fn program_resolution() {
 
 #[test]
 fn tools_and_parameters_keep_file_order() {
-    let c = ok("---\ntools:\n  zeta:\n    description: z\n    parameters:\n      b: {type: integer}\n      a: {type: number, default: 1.5}\n    command: [z, \"{{b}}\", \"{{ a }}\"]\n  alpha:\n    description: a\n    command: [a]\n    timeout: 1m30s\n---\n");
+    let c = ok(
+        "---\ntools:\n  zeta:\n    description: z\n    parameters:\n      b: {type: integer}\n      a: {type: number, default: 1.5}\n    command: [z, \"{{b}}\", \"{{ a }}\"]\n  alpha:\n    description: a\n    command: [a]\n    timeout: 1m30s\n---\n",
+    );
     let names: Vec<_> = c.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["zeta", "alpha"]);
     let params = &c.tools[0].params.params;
@@ -349,29 +398,53 @@ fn tools_and_parameters_keep_file_order() {
 
 #[test]
 fn unused_parameter_is_a_warning() {
-    let c = ok("---\ntools:\n  t:\n    description: x\n    parameters:\n      v: {type: string}\n    command: [x]\n---\n");
+    let c = ok(
+        "---\ntools:\n  t:\n    description: x\n    parameters:\n      v: {type: string}\n    command: [x]\n---\n",
+    );
     let warnings: Vec<_> = c.warnings.iter().map(ToString::to_string).collect();
-    assert_eq!(warnings, ["/srv/agents/ops.md:6: tools.t.parameters.v: no command entry uses {{v}}: the model's value is ignored"]);
+    assert_eq!(
+        warnings,
+        [
+            "/srv/agents/ops.md:6: tools.t.parameters.v: no command entry uses {{v}}: the model's value is ignored"
+        ]
+    );
 }
 
 #[test]
 fn durations() {
-    let cases = [("500ms", 500), ("60s", 60_000), ("2m", 120_000), ("1h", 3_600_000), ("1.5s", 1_500), ("45", 45_000), ("24h", 86_400_000)];
+    let cases = [
+        ("500ms", 500),
+        ("60s", 60_000),
+        ("2m", 120_000),
+        ("1h", 3_600_000),
+        ("1.5s", 1_500),
+        ("45", 45_000),
+        ("24h", 86_400_000),
+    ];
     for (text, ms) in cases {
-        let c = ok(&format!("---\ntools:\n  t: {{description: x, command: [x], timeout: \"{text}\"}}\n---\n"));
+        let c = ok(&format!(
+            "---\ntools:\n  t: {{description: x, command: [x], timeout: \"{text}\"}}\n---\n"
+        ));
         assert_eq!(c.tools[0].timeout, Duration::from_millis(ms), "{text}");
     }
     let c = ok("---\ntools:\n  t: {description: x, command: [x], timeout: 2.5}\n---\n");
     assert_eq!(c.tools[0].timeout, Duration::from_millis(2500));
     for bad in ["", "s", "5 s", "1.2.3s", "-1s", "0s", "5d", "0.1ms"] {
-        let text = format!("---\ntools:\n  t: {{description: x, command: [x], timeout: \"{bad}\"}}\n---\n");
+        let text = format!(
+            "---\ntools:\n  t: {{description: x, command: [x], timeout: \"{bad}\"}}\n---\n"
+        );
         assert!(parse("ops.md", &text).is_err(), "{bad:?} accepted");
     }
 }
 
 #[test]
 fn placeholder_syntax() {
-    let names = |s: &str| placeholders(s).into_iter().map(|(_, n)| n.to_string()).collect::<Vec<_>>();
+    let names = |s: &str| {
+        placeholders(s)
+            .into_iter()
+            .map(|(_, n)| n.to_string())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(names("--channel={{channel}}"), ["channel"]);
     assert_eq!(names("{{ a }}-{{b}}"), ["a", "b"]);
     assert_eq!(names("{{{x}}}"), ["x"]);
@@ -414,7 +487,11 @@ fn no_panic_on_any_input() {
         "---\n\"\\uD800\"\n---\n",
     ];
     inputs.extend(junk.iter().map(|s| s.to_string()));
-    inputs.push(format!("---\n{}1{}\n---\n", "[".repeat(300), "]".repeat(300)));
+    inputs.push(format!(
+        "---\n{}1{}\n---\n",
+        "[".repeat(300),
+        "]".repeat(300)
+    ));
     inputs.push(format!("---\nmodel: {}\n---\n", "x".repeat(100_000)));
     inputs.push(format!("---\nmodel: {}x\n---\n", "- ".repeat(200_000)));
     inputs.push(format!("---\n{}x\n---\n", "- ".repeat(200_000)));
@@ -431,7 +508,10 @@ fn no_panic_on_any_input() {
 #[test]
 fn anchors_prefixes_and_hook_timeouts() {
     let c = ok("---\nx-common: &guard {command: [./g.sh]}\nhooks:\n  preToolCall: [*guard]\n---\n");
-    assert_eq!(c.hooks.pre_tool_call[0].program, PathBuf::from("/srv/agents/g.sh"));
+    assert_eq!(
+        c.hooks.pre_tool_call[0].program,
+        PathBuf::from("/srv/agents/g.sh")
+    );
     let c = parse(
         "/a/ops.yaml",
         "hooks:\n  preToolCall:\n    - {command: &h [./h.sh], timeout: 5s}\n  postToolCall:\n    - {command: *h}\nmcp:\n  files: {command: [srv], prefix: fs, env: {A: b}}\n",
@@ -441,16 +521,52 @@ fn anchors_prefixes_and_hook_timeouts() {
     assert_eq!(c.hooks.post_tool_call[0].command, ["./h.sh"]);
     assert_eq!(c.hooks.post_tool_call[0].program, PathBuf::from("/a/h.sh"));
     assert_eq!(c.mcp[0].tool_prefix, "fs_");
-    assert!(matches!(&c.mcp[0].transport, McpTransport::Stdio { env, .. } if env == &[("A".to_string(), "b".to_string())]));
+    assert!(
+        matches!(&c.mcp[0].transport, McpTransport::Stdio { env, .. } if env == &[("A".to_string(), "b".to_string())])
+    );
 }
 
 /// Random files over an alphabet of YAML's significant characters: errors, never panics.
 #[test]
 fn no_panic_on_random_input() {
     const ALPHABET: &[&str] = &[
-        "---\n", "\n", " ", "  ", "-", ":", "[", "]", "{", "}", ",", "\"", "'", "&a", "*a", "!!",
-        "|", ">", "#", "?", "tools", "release", "command", "{{", "}}", "description", "x", "1",
-        "\t", "parameters", "type", "enum", "default", "hooks", "mcp", "url", "\u{e9}",
+        "---\n",
+        "\n",
+        " ",
+        "  ",
+        "-",
+        ":",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "\"",
+        "'",
+        "&a",
+        "*a",
+        "!!",
+        "|",
+        ">",
+        "#",
+        "?",
+        "tools",
+        "release",
+        "command",
+        "{{",
+        "}}",
+        "description",
+        "x",
+        "1",
+        "\t",
+        "parameters",
+        "type",
+        "enum",
+        "default",
+        "hooks",
+        "mcp",
+        "url",
+        "\u{e9}",
     ];
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move || {
@@ -461,7 +577,9 @@ fn no_panic_on_random_input() {
     };
     for _ in 0..3000 {
         let len = next() % 60;
-        let text: String = (0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]).collect();
+        let text: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
         let _ = parse("ops.md", &format!("---\n{text}\n---\n"));
         let _ = parse("ops.yaml", &text);
     }

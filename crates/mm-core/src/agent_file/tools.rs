@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::decode::{
-    Cx, Result, boolean, child, command, did_you_mean, duration, index, list, map, one_of,
-    string, unknown_key, valid_name,
+    Cx, Result, boolean, child, command, did_you_mean, duration, index, list, map, one_of, string,
+    unknown_key, valid_name,
 };
 use super::yaml::{Entry, Kind, Node};
 use crate::args::{ParamSpec, ParamType, Params};
@@ -98,7 +98,10 @@ fn tool(cx: &mut Cx, entry: &Entry, path: &str) -> Result<DeclaredToolConfig> {
     Ok(DeclaredToolConfig {
         name: name.to_string(),
         description,
-        params: Params { params: params.into_iter().map(|(p, _)| p).collect(), deny_unknown: true },
+        params: Params {
+            params: params.into_iter().map(|(p, _)| p).collect(),
+            deny_unknown: true,
+        },
         command: argv,
         program,
         timeout,
@@ -122,7 +125,11 @@ fn check_placeholders(
     for (i, entry) in argv.iter().enumerate() {
         let found = placeholders(entry);
         if i == 0 && !found.is_empty() {
-            return Err(cx.err(line_of(0), &index(path, 0), "the program may not contain a placeholder"));
+            return Err(cx.err(
+                line_of(0),
+                &index(path, 0),
+                "the program may not contain a placeholder",
+            ));
         }
         for (_, name) in found {
             if let Some(at) = names.iter().position(|n| *n == name) {
@@ -233,7 +240,10 @@ fn parameter(cx: &Cx, entry: &Entry, path: &str) -> Result<ParamSpec> {
                     return Err(cx.err(
                         node.line,
                         &key,
-                        format!("{value} is not one of the enum values: {}", render_values(allowed)),
+                        format!(
+                            "{value} is not one of the enum values: {}",
+                            render_values(allowed)
+                        ),
                     ));
                 }
             }
@@ -313,7 +323,11 @@ fn typed(cx: &Cx, node: &Node, ty: ParamType, path: &str) -> Result<Value> {
             }
             _ => String::new(),
         };
-        cx.err(node.line, path, format!("{} is not {expected}{hint}", node.describe()))
+        cx.err(
+            node.line,
+            path,
+            format!("{} is not {expected}{hint}", node.describe()),
+        )
     })
 }
 

@@ -45,16 +45,24 @@ pub(super) fn parse(text: &str, first_line: usize) -> Result<Option<Node>, YamlE
     check_depth(text, offset)?;
     let docs = MarkedYaml::load_from_str(text).map_err(|e| {
         let line = e.marker().line().max(1) + offset;
-        let mut message =
-            format!("invalid YAML: {} (column {})", e.info(), e.marker().col() + 1);
-        let bad_line = text.lines().nth(e.marker().line().saturating_sub(1)).unwrap_or("");
+        let mut message = format!(
+            "invalid YAML: {} (column {})",
+            e.info(),
+            e.marker().col() + 1
+        );
+        let bad_line = text
+            .lines()
+            .nth(e.marker().line().saturating_sub(1))
+            .unwrap_or("");
         if bad_line.trim_start_matches(' ').starts_with('\t') && !e.info().contains("tab") {
             message.push_str("; indent with spaces, YAML does not allow tabs");
         }
         YamlError { line, message }
     })?;
     let mut docs = docs.into_iter();
-    let Some(first) = docs.next() else { return Ok(None) };
+    let Some(first) = docs.next() else {
+        return Ok(None);
+    };
     if let Some(second) = docs.next() {
         return Err(YamlError {
             line: second.span.start.line().max(1) + offset,
@@ -102,7 +110,10 @@ fn convert(node: &MarkedYaml<'_>, offset: usize) -> Result<Node, YamlError> {
         YamlData::Value(scalar) => scalar_kind(scalar),
         YamlData::Representation(text, _, _) => Kind::Str(text.to_string()),
         YamlData::Sequence(items) => Kind::Seq(
-            items.iter().map(|item| convert(item, offset)).collect::<Result<_, _>>()?,
+            items
+                .iter()
+                .map(|item| convert(item, offset))
+                .collect::<Result<_, _>>()?,
         ),
         YamlData::Mapping(map) => {
             let mut entries = Vec::with_capacity(map.len());
@@ -117,17 +128,27 @@ fn convert(node: &MarkedYaml<'_>, offset: usize) -> Result<Node, YamlError> {
                     // An empty value has no position of its own worth showing.
                     value.line = key_line;
                 }
-                entries.push(Entry { key, line: key_line, value });
+                entries.push(Entry {
+                    key,
+                    line: key_line,
+                    value,
+                });
             }
             Kind::Map(entries)
         }
         // Tags other than the core schema's carry no meaning in an agent file.
         YamlData::Tagged(_, inner) => return convert(inner, offset),
         YamlData::Alias(_) => {
-            return Err(YamlError { line, message: "unknown YAML alias".into() });
+            return Err(YamlError {
+                line,
+                message: "unknown YAML alias".into(),
+            });
         }
         YamlData::BadValue => {
-            return Err(YamlError { line, message: "a value that does not match its tag".into() });
+            return Err(YamlError {
+                line,
+                message: "a value that does not match its tag".into(),
+            });
         }
     };
     Ok(Node { line, kind })

@@ -53,7 +53,12 @@ impl Registry {
         for tool in &config.tools {
             registry.add(Arc::new(DeclaredTool::new(tool.clone())));
         }
-        let offered = |name: &str| config.builtins.as_ref().is_none_or(|b| b.iter().any(|n| n == name));
+        let offered = |name: &str| {
+            config
+                .builtins
+                .as_ref()
+                .is_none_or(|b| b.iter().any(|n| n == name))
+        };
         if offered("bash") {
             registry.add(Arc::new(BashTool::new()));
         }

@@ -16,26 +16,48 @@ pub struct Human {
 
 impl Human {
     pub fn new(show_text: bool) -> Self {
-        Self { show_text, echoed: Mutex::new(HashSet::new()) }
+        Self {
+            show_text,
+            echoed: Mutex::new(HashSet::new()),
+        }
     }
 
     pub fn event(&self, event: &Event) {
         let mut err = std::io::stderr().lock();
         let _ = match event {
             Event::TextDelta { text } if self.show_text => write!(err, "{text}"),
-            Event::AssistantMessage { text } if !self.show_text => writeln!(err, "{}", text.trim_end()),
-            Event::AssistantMessage { .. } => writeln!(err),
-            Event::Retry { attempt, delay_ms, error } => {
-                writeln!(err, "mm: {error} (retry {attempt} in {:.1}s)", *delay_ms as f64 / 1000.0)
+            Event::AssistantMessage { text } if !self.show_text => {
+                writeln!(err, "{}", text.trim_end())
             }
-            Event::ToolCall { name, arguments, .. } => writeln!(err, "● {name} {arguments}"),
+            Event::AssistantMessage { .. } => writeln!(err),
+            Event::Retry {
+                attempt,
+                delay_ms,
+                error,
+            } => {
+                writeln!(
+                    err,
+                    "mm: {error} (retry {attempt} in {:.1}s)",
+                    *delay_ms as f64 / 1000.0
+                )
+            }
+            Event::ToolCall {
+                name, arguments, ..
+            } => writeln!(err, "● {name} {arguments}"),
             Event::ToolOutput { id, chunk } => {
                 if let Ok(mut echoed) = self.echoed.lock() {
                     echoed.insert(id.clone());
                 }
                 err.write_all(chunk)
             }
-            Event::ToolResult { id, ok, exit_code, duration_ms, content, .. } => {
+            Event::ToolResult {
+                id,
+                ok,
+                exit_code,
+                duration_ms,
+                content,
+                ..
+            } => {
                 let echoed = self.echoed.lock().map(|e| e.contains(id)).unwrap_or(false);
                 if !echoed && !content.is_empty() {
                     let _ = writeln!(err, "{}", indent(content));
@@ -54,5 +76,9 @@ impl Human {
 }
 
 fn indent(text: &str) -> String {
-    text.trim_end().lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    text.trim_end()
+        .lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
