@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::constrained::{self, AnswerStream, Reply};
 use super::text_calls::{self, TextGate};
+use super::think::{self, Routed, ThinkSplitter};
 use super::wire::{ChoiceMessage, Completion, ToolCallDelta};
 use super::{ChatResponse, StreamDelta, ToolCall, Usage};
 use crate::tools::ToolSpec;
@@ -31,6 +32,7 @@ pub(crate) struct Assembler {
     usage: Option<Usage>,
     gate: TextGate,
     answer: AnswerStream,
+    think: ThinkSplitter,
 }
 
 impl Assembler {
@@ -71,18 +73,29 @@ impl Assembler {
             on_delta(StreamDelta::Reasoning(reasoning.to_owned()));
         }
         if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
-            self.content.push_str(text);
-            let visible = if self.constrained {
-                self.answer.advance(&self.content)
-            } else {
-                self.gate.advance(&self.content).to_owned()
-            };
-            if !visible.is_empty() {
-                on_delta(StreamDelta::Text(visible));
-            }
+            let routed = self.think.push(text);
+            self.push_routed(routed, on_delta);
         }
         for delta in &message.tool_calls {
             self.push_call(delta);
+        }
+    }
+
+    fn push_routed(&mut self, routed: Routed, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+        if !routed.reasoning.is_empty() {
+            on_delta(StreamDelta::Reasoning(routed.reasoning));
+        }
+        if routed.text.is_empty() {
+            return;
+        }
+        self.content.push_str(&routed.text);
+        let visible = if self.constrained {
+            self.answer.advance(&self.content)
+        } else {
+            self.gate.advance(&self.content).to_owned()
+        };
+        if !visible.is_empty() {
+            on_delta(StreamDelta::Text(visible));
         }
     }
 
@@ -140,6 +153,8 @@ impl Assembler {
         ids: &CallIds,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> ChatResponse {
+        let routed = self.think.finish();
+        self.push_routed(routed, on_delta);
         let mut tool_calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
             .into_iter()
             .filter(|call| !call.name.is_empty())
@@ -153,7 +168,7 @@ impl Assembler {
                 },
             })
             .collect();
-        let mut content = self.content.clone();
+        let mut content = think::strip_unopened(&self.content).to_owned();
         let mut from_text = false;
         if self.constrained && tool_calls.is_empty() {
             match constrained::parse_reply(&self.content) {

@@ -164,3 +164,34 @@ fn native_text_streams_and_text_calls_are_hidden() {
         vec![("call_1", "bash", r#"{"command":"ls"}"#)]
     );
 }
+
+#[test]
+fn inline_think_blocks_are_reasoning() {
+    let mut reasoning = String::new();
+    let mut shown = String::new();
+    let mut on_delta = |delta: StreamDelta| match delta {
+        StreamDelta::Text(text) => shown.push_str(&text),
+        StreamDelta::Reasoning(text) => reasoning.push_str(&text),
+        _ => {}
+    };
+    let mut assembler = Assembler::new(false);
+    for piece in ["<think>", "Which tool", "?</th", "ink>\n", "Answer."] {
+        assembler.push(chunk(json!({"content": piece})), &mut on_delta);
+    }
+    let response = assembler.finish(&tools(), &CallIds::default(), &mut on_delta);
+    assert_eq!(response.content, "Answer.");
+    assert_eq!(shown, "Answer.");
+    assert_eq!(reasoning, "Which tool?");
+}
+
+#[test]
+fn a_call_after_thinking_is_found() {
+    let (response, shown) = run(
+        false,
+        vec![
+            json!({"content": "<think>use bash</think><tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call>"}),
+        ],
+    );
+    assert_eq!(calls(&response), vec![("call_1", "bash", "{}")]);
+    assert_eq!(shown, "");
+}

@@ -10,6 +10,7 @@ mod client;
 mod constrained;
 mod sse;
 mod text_calls;
+mod think;
 mod wire;
 
 use std::time::Duration;
