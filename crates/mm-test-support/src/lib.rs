@@ -34,7 +34,7 @@ use std::thread::JoinHandle;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -67,6 +67,8 @@ struct PropsInfo {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// The `Authorization` header of each request.
+    authorizations: Mutex<Vec<Option<String>>>,
     /// Ids of the tool calls sent, with the number of the reply that sent them.
     sent_calls: Mutex<Vec<(usize, String)>>,
     count: AtomicUsize,
@@ -121,6 +123,7 @@ impl ServerBuilder {
         let shared = Arc::new(Shared {
             script: Mutex::new(self.script.into()),
             requests: Mutex::new(Vec::new()),
+            authorizations: Mutex::new(Vec::new()),
             sent_calls: Mutex::new(Vec::new()),
             count: AtomicUsize::new(0),
             props: self.props,
@@ -190,6 +193,11 @@ impl ScriptedServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// The `Authorization` header of each chat request, in order.
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        lock(&self.shared.authorizations).clone()
+    }
+
     /// How many chat requests were received.
     pub fn request_count(&self) -> usize {
         self.shared.count.load(Ordering::SeqCst)
@@ -241,13 +249,18 @@ impl Drop for ScriptedServer {
     }
 }
 
-async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let request: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let number = {
         // Count and record together, so that request N is answered by reply N.
         let mut requests = lock(&shared.requests);
         requests.push(request.clone());
+        lock(&shared.authorizations).push(authorization);
         shared.count.fetch_add(1, Ordering::SeqCst)
     };
     let Some(reply) = lock(&shared.script).pop_front() else {

@@ -673,3 +673,30 @@ async fn an_exhausted_script_answers_500() {
         outcome.error()
     );
 }
+
+#[tokio::test]
+async fn the_api_key_is_sent_as_a_bearer_token() {
+    let server = ScriptedServer::start(vec![Reply::text("a"), Reply::text("b")]);
+    let outcome = chat(&provider_for(&server, |c| {
+        c.api_key = Some("sk-test".into())
+    }))
+    .await;
+    assert_eq!(outcome.response().content, "a");
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    assert_eq!(outcome.response().content, "b");
+    assert_eq!(
+        server.authorizations(),
+        vec![Some("Bearer sk-test".to_owned()), None]
+    );
+}
+
+#[tokio::test]
+async fn inline_thinking_is_reasoning_not_text() {
+    let server = ScriptedServer::start(vec![Reply::text(
+        "<think>\nThe user says hi.\n</think>\n\nHello!",
+    )]);
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    assert_eq!(outcome.response().content, "Hello!");
+    assert_eq!(outcome.text(), "Hello!");
+    assert_eq!(outcome.reasoning(), "The user says hi.\n");
+}
