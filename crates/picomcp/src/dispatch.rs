@@ -18,9 +18,10 @@ use crate::context::Ctx;
 use crate::jsonrpc::{self, Incoming, ProtocolError, RequestId, code, params_object};
 use crate::prompt::CompleteRequest;
 use crate::resource::ResourceRequest;
+use crate::result::CallToolResult;
 use crate::schema::{invalid_arguments, invalid_output};
 use crate::session::{ClientState, LogLevel, Outbound, Session};
-use crate::tool::{BoxFuture, CallToolResult};
+use crate::tool::BoxFuture;
 
 /// The protocol version picomcp prefers.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";

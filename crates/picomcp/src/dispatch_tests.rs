@@ -6,8 +6,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::result::ToolError;
 use crate::server::Server;
-use crate::tool::{RegisterError, ToolConfig, ToolError};
+use crate::tool::{RegisterError, ToolConfig};
 
 #[derive(Deserialize, JsonSchema)]
 struct Sku {
@@ -38,7 +39,7 @@ fn server() -> Server {
     s.tool_dynamic(
         "bad",
         ToolConfig::new().output_schema(json!({"type": "object", "required": ["cents"], "properties": {"cents": {"type": "integer"}}})),
-        |_, _| async { Ok::<_, ToolError>(crate::tool::Json(json!({"cents": "five"}))) },
+        |_, _| async { Ok::<_, ToolError>(crate::result::Json(json!({"cents": "five"}))) },
     )
     .unwrap();
     s.tool("wait", ToolConfig::new(), |i: Wait, _| async move {

@@ -46,6 +46,7 @@ mod dispatch;
 mod jsonrpc;
 mod prompt;
 mod resource;
+mod result;
 mod schema;
 mod server;
 mod session;
@@ -63,13 +64,11 @@ pub use prompt::{
     PromptMessage, Role,
 };
 pub use resource::{IntoResourceContents, ResourceConfig, ResourceRequest};
+pub use result::{CallToolResult, IntoToolResult, Json, ToolError};
 pub use schema::schema_for;
 pub use server::{Server, ServerHandle};
 pub use session::LogLevel;
-pub use tool::{
-    CallToolResult, IntoToolResult, Json, RegisterError, ToolAnnotations, ToolConfig, ToolError,
-    ToolName,
-};
+pub use tool::{RegisterError, ToolAnnotations, ToolConfig, ToolName};
 pub use transport::{http, stdio};
 
 /// Re-exported so a tool's input type can derive `JsonSchema` with the same version.

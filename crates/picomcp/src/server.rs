@@ -20,12 +20,10 @@ use crate::resource::{
     self, IntoResourceContents, ResourceConfig, ResourceEntry, ResourceRequest, TemplateEntry,
     UriTemplate,
 };
+use crate::result::{CallToolResult, IntoToolResult, ToolError};
 use crate::schema::{self, invalid_arguments};
 use crate::session::{Session, lock};
-use crate::tool::{
-    CallToolResult, IntoToolResult, RegisterError, ToolConfig, ToolEntry, ToolError, ToolHandler,
-    ToolName,
-};
+use crate::tool::{RegisterError, ToolConfig, ToolEntry, ToolHandler, ToolName};
 
 type SessionList = Arc<Mutex<Vec<Weak<Session>>>>;
 

@@ -1,8 +1,12 @@
 use serde::Serialize;
 use serde_json::json;
 
+use serde_json::Value;
+
 use super::*;
-use crate::content::{image, resource_link};
+use crate::content::{image, resource_link, text};
+use crate::jsonrpc::ProtocolError;
+use crate::result::{CallToolResult, IntoToolResult, Json, ToolError};
 
 #[test]
 fn names_are_checked() {

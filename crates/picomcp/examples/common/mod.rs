@@ -111,7 +111,7 @@ pub fn wav_tone(millis: u32) -> Vec<u8> {
     out.extend_from_slice(&data_len.to_le_bytes());
     for i in 0..samples {
         // A 440 Hz square wave.
-        let high = (i * 440 * 2 / rate) % 2 == 0;
+        let high = (i * 440 * 2 / rate) & 1 == 0;
         let s: i16 = if high { 3000 } else { -3000 };
         out.extend_from_slice(&s.to_le_bytes());
     }

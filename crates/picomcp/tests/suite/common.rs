@@ -58,6 +58,18 @@ pub fn server() -> Server {
         },
     )
     .unwrap();
+    s.resource(
+        "test://doc",
+        picomcp::ResourceConfig::new("doc").mime_type("text/plain"),
+        |r: picomcp::ResourceRequest, _: Ctx| async move {
+            Ok(picomcp::ResourceContents::text(
+                r.uri,
+                "text/plain",
+                "hello",
+            ))
+        },
+    )
+    .unwrap();
     s
 }
 

@@ -16,9 +16,13 @@ struct Client {
 
 impl Client {
     fn start() -> Self {
+        Self::start_with(common::server())
+    }
+
+    fn start_with(server: picomcp::Server) -> Self {
         let (client_w, server_r) = tokio::io::duplex(1 << 16);
         let (server_w, client_r) = tokio::io::duplex(1 << 16);
-        let server = tokio::spawn(picomcp::stdio::serve(common::server(), server_r, server_w));
+        let server = tokio::spawn(picomcp::stdio::serve(server, server_r, server_w));
         Self {
             tx: client_w,
             rx: BufReader::new(client_r).lines(),
@@ -140,4 +144,31 @@ async fn requests_in_flight_are_answered_after_stdin_ends() {
         "{got:?}"
     );
     c.server.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn resources_read_and_subscriptions_notify() {
+    let server = common::server();
+    let handle = server.handle();
+    let mut c = Client::start_with(server);
+    c.request(initialize(0, "2025-11-25")).await;
+    let r = c
+        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "test://doc"}}))
+        .await;
+    assert_eq!(r["result"]["contents"][0]["text"], "hello");
+    let r = c
+        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "test://nope"}}))
+        .await;
+    assert_eq!(r["error"]["code"], -32002);
+    assert_eq!(
+        handle.resource_updated("test://doc"),
+        0,
+        "nobody subscribed yet"
+    );
+    c.request(json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": {"uri": "test://doc"}}))
+        .await;
+    assert_eq!(handle.resource_updated("test://doc"), 1);
+    let n = c.recv().await;
+    assert_eq!(n["method"], "notifications/resources/updated");
+    assert_eq!(n["params"]["uri"], "test://doc");
 }
