@@ -48,6 +48,7 @@ mcp_build_examples --release --example echo --quiet
 LOADGEN="$BENCH_TARGET/release/mcp-loadgen"
 RMCP="$BENCH_TARGET/release/rmcp-echo"
 PICO="$PICOMCP_TARGET_DIR/release/examples/echo"
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 server_cmd() { # server_cmd NAME -> the stdio command line (HTTP adds --http ADDR)
   case "$1" in
@@ -104,7 +105,7 @@ for s in $SERVERS; do
 done
 
 {
-  echo "MCP echo tools/call benchmark — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, warmup ${WARMUP}s + ${DURATION}s per row, loadgen threads $THREADS"
+  echo "MCP echo tools/call benchmark — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, warmup ${WARMUP}s + ${DURATION}s per row, loadgen threads $THREADS, load average before/after: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "picomcp $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?'), @modelcontextprotocol/sdk $("$NODE22" -p "require('$ROOT/interop/node_modules/@modelcontextprotocol/sdk/package.json').version") on node $("$NODE22" --version), rmcp $(sed -n 's/^rmcp = { version = "=\([^"]*\)".*/\1/p' "$HERE/rmcp-echo/Cargo.toml")"
   echo
   "$LOADGEN" table "$RESULTS"
