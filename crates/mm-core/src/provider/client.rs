@@ -2,6 +2,7 @@
 //! timeouts, cancellation, and the reading of errors into one clear line.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -31,6 +32,8 @@ pub struct Provider {
     /// What `GET /props` told, read once (llama-server; other servers leave it empty).
     server: OnceCell<ServerInfo>,
     ids: CallIds,
+    /// The server refused `max_tokens` and asked for `max_completion_tokens`.
+    completion_tokens_field: AtomicBool,
 }
 
 /// What the server says about itself.
@@ -49,6 +52,8 @@ enum Failure {
         after: Option<Duration>,
     },
     Fatal(ProviderError),
+    /// The request must change and be sent again at once (not counted as a retry).
+    Resend,
 }
 
 impl Failure {
@@ -71,6 +76,7 @@ impl Provider {
             http,
             server: OnceCell::new(),
             ids: CallIds::default(),
+            completion_tokens_field: AtomicBool::new(false),
         })
     }
 
@@ -82,6 +88,13 @@ impl Provider {
     /// first [`chat`](Self::chat)).
     pub fn context_size(&self) -> Option<u64> {
         self.server.get().and_then(|info| info.n_ctx)
+    }
+
+    /// Reads the server's `/props` now rather than at the first [`chat`](Self::chat), so that
+    /// [`context_size`](Self::context_size) and [`tool_call_mode`](Self::tool_call_mode) are known
+    /// up front. Does nothing once read; a server without `/props` is not an error.
+    pub async fn probe(&self, cancel: &CancellationToken) -> Result<(), ProviderError> {
+        cancellable(cancel, self.server_info()).await.map(|_| ())
     }
 
     /// The mode in use: the configured one, or for `auto` what `/props` decided (still `Auto`
@@ -132,6 +145,7 @@ impl Provider {
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ProviderError> {
         let mut retries_done = 0;
+        let mut resent = false;
         loop {
             let failure = match cancellable(cancel, self.attempt(request, strict, on_delta)).await?
             {
@@ -141,6 +155,16 @@ impl Provider {
             let (error, after) = match failure {
                 Failure::Fatal(error) => return Err(error),
                 Failure::Retry { error, after } => (error, after),
+                Failure::Resend if !resent => {
+                    resent = true;
+                    continue;
+                }
+                Failure::Resend => {
+                    let error = ProviderError::BadReply(
+                        "the server refused both max_tokens and max_completion_tokens".into(),
+                    );
+                    return Err(error);
+                }
             };
             if retries_done >= self.config.retries {
                 return Err(error);
@@ -231,11 +255,13 @@ impl Provider {
                 None,
             )
         };
+        let completion_tokens = self.completion_tokens_field.load(Ordering::Relaxed);
         wire::Request {
             model: &self.config.model,
             messages,
             tools,
-            max_tokens: request.max_tokens,
+            max_tokens: (!completion_tokens).then_some(request.max_tokens),
+            max_completion_tokens: completion_tokens.then_some(request.max_tokens),
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(wire::StreamOptions {
                 include_usage: true,
@@ -353,6 +379,13 @@ impl Provider {
         let parsed: Option<Value> = serde_json::from_str(&body).ok();
         if let Some(detail) = overflow_detail(parsed.as_ref(), &body, info.n_ctx) {
             return Err(Failure::Fatal(ProviderError::ContextOverflow { detail }));
+        }
+        if status == reqwest::StatusCode::BAD_REQUEST
+            && body.contains("max_completion_tokens")
+            && !self.completion_tokens_field.swap(true, Ordering::Relaxed)
+        {
+            tracing::debug!("the server wants max_completion_tokens; sending again");
+            return Err(Failure::Resend);
         }
         let error = ProviderError::Status {
             status: status.as_u16(),

@@ -20,7 +20,12 @@ pub(crate) struct Request<'a> {
     pub messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<WireTool<'a>>,
-    pub max_tokens: u32,
+    /// Sent unless the server asked for `max_completion_tokens` instead (OpenAI's reasoning
+    /// models refuse `max_tokens`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,

@@ -177,7 +177,8 @@ fn request_serialisation() {
         model: "m",
         messages: history.iter().map(WireMessage::native).collect(),
         tools: vec![WireTool::from(&spec)],
-        max_tokens: 100,
+        max_tokens: Some(100),
+        max_completion_tokens: None,
         stream: true,
         stream_options: Some(StreamOptions {
             include_usage: true,

@@ -700,3 +700,39 @@ async fn inline_thinking_is_reasoning_not_text() {
     assert_eq!(outcome.text(), "Hello!");
     assert_eq!(outcome.reasoning(), "The user says hi.\n");
 }
+
+#[tokio::test]
+async fn max_completion_tokens_when_the_server_asks_for_it() {
+    let refusal = json!({"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}});
+    let server = ScriptedServer::start(vec![
+        Reply::status(400, refusal.to_string()),
+        Reply::text("ok"),
+        Reply::text("again"),
+    ]);
+    let provider = provider_for(&server, |_| {});
+    let outcome = chat(&provider).await;
+    assert_eq!(outcome.response().content, "ok");
+    assert_eq!(outcome.retries(), 0, "not a retry");
+    assert_eq!(chat(&provider).await.response().content, "again");
+    let requests = server.requests();
+    assert_eq!(requests[0]["max_tokens"], 256);
+    for request in &requests[1..] {
+        assert!(request.get("max_tokens").is_none());
+        assert_eq!(request["max_completion_tokens"], 256);
+    }
+}
+
+#[tokio::test]
+async fn probe_reads_props_before_the_first_chat() {
+    let server = ScriptedServer::builder()
+        .supports_tool_calls(Some(false))
+        .n_ctx(4096)
+        .start();
+    let provider = provider_for(&server, auto);
+    assert_eq!(provider.context_size(), None);
+    let probed = provider.probe(&CancellationToken::new()).await;
+    assert!(probed.is_ok());
+    assert_eq!(provider.context_size(), Some(4096));
+    assert_eq!(provider.tool_call_mode(), ToolCallMode::Constrained);
+    assert_eq!(server.request_count(), 0);
+}
