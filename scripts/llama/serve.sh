@@ -15,7 +15,11 @@
 #
 # Env: MM_DEV_CACHE (default ~/.cache/mm-dev), LLAMA_SERVER (binary override),
 #      LLAMA_THREADS (default: nproc), LLAMA_PARALLEL (slots, default 1),
-#      HEALTH_TIMEOUT (seconds, default 180)
+#      HEALTH_TIMEOUT (seconds, default 180),
+#      MM_CHAT_TEMPLATE: Jinja template file passed as --chat-template-file. Default:
+#        scripts/llama/templates/gemma3.jinja when the model file name contains
+#        "gemma-3" (the PyPI GGUF has no embedded template; llama-server would fall
+#        back to ChatML). Set MM_CHAT_TEMPLATE=none to use the model's own/fallback.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -57,13 +61,22 @@ cmd_start() {
   [[ -n "$bin" ]] || bin="$("$HERE/build-server.sh" | tail -1)"
   [[ -n "$port" ]] || port="$(free_port)"
 
+  local tmpl="${MM_CHAT_TEMPLATE:-}" tmpl_args=()
+  if [[ -z "$tmpl" && "$(basename "$model")" == *gemma-3* ]]; then
+    tmpl="$HERE/templates/gemma3.jinja"
+  fi
+  if [[ -n "$tmpl" && "$tmpl" != none ]]; then
+    [[ -f "$tmpl" ]] || { log "chat template not found: $tmpl"; exit 1; }
+    tmpl_args=(--chat-template-file "$tmpl")
+  fi
+
   mkdir -p "$RUN"
   local logf="$RUN/llama-server-$port.log"
-  log "starting $bin on 127.0.0.1:$port (ctx $ctx, model $model)"
+  log "starting $bin on 127.0.0.1:$port (ctx $ctx, model $model, template ${tmpl:-model default})"
   # setsid: own process group, so the caller's shell/job control does not kill it.
   setsid "$bin" --jinja -m "$model" --host 127.0.0.1 --port "$port" \
     -c "$ctx" -np "${LLAMA_PARALLEL:-1}" -t "${LLAMA_THREADS:-$(nproc)}" \
-    "${extra[@]}" >"$logf" 2>&1 </dev/null &
+    "${tmpl_args[@]}" "${extra[@]}" >"$logf" 2>&1 </dev/null &
   local pid=$!
   echo "$pid" >"$PIDFILE"
   echo "http://127.0.0.1:$port/v1" >"$URLFILE"
