@@ -8,6 +8,7 @@
 mod assemble;
 mod client;
 mod constrained;
+mod errors;
 mod sse;
 mod text_calls;
 mod think;
