@@ -21,6 +21,8 @@ use crate::config::ToolCallMode;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for `GET /props`.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest non-SSE body read as a whole reply to a streaming request.
+const MAX_WHOLE_REPLY: usize = 16 << 20;
 /// Longest delay between two attempts, whatever `Retry-After` or the backoff say.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 
@@ -221,16 +223,7 @@ impl Provider {
             })
             .await
             .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))??;
-            let completion: Completion = serde_json::from_str(&text).map_err(|_| {
-                Failure::retry(ProviderError::BadReply(format!(
-                    "not JSON: {}",
-                    one_line(&text)
-                )))
-            })?;
-            if let Some(error) = &completion.error {
-                return Err(self.reported_failure(error, &info));
-            }
-            assembler.push(completion, on_delta);
+            self.take_whole(&text, &mut assembler, on_delta)?;
         }
         Ok(assembler.finish(request.tools, &self.ids, on_delta))
     }
@@ -279,22 +272,40 @@ impl Provider {
         let timeout = self.config.timeout;
         let mut bytes = response.bytes_stream();
         let mut parser = SseParser::new();
+        // The body as received while no event came: a server that ignored `stream: true` sent
+        // one JSON reply instead.
+        let mut unparsed: Option<Vec<u8>> = Some(Vec::new());
         loop {
             let next = tokio::time::timeout(timeout, bytes.next())
                 .await
                 .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))?;
             let ended = next.is_none();
             let events = match next {
-                Some(Ok(chunk)) => parser.push(&chunk),
+                Some(Ok(chunk)) => {
+                    if let Some(raw) = &mut unparsed {
+                        raw.extend_from_slice(&chunk);
+                    }
+                    parser.push(&chunk)
+                }
                 Some(Err(e)) => return Err(Failure::retry(broken(&e))),
                 None => parser.finish().into_iter().collect(),
             };
+            if !events.is_empty()
+                || unparsed
+                    .as_ref()
+                    .is_some_and(|raw| raw.len() > MAX_WHOLE_REPLY)
+            {
+                unparsed = None;
+            }
             for event in events {
                 if self.take_event(event, assembler, on_delta)? {
                     return Ok(());
                 }
             }
             if ended {
+                if let Some(raw) = unparsed.filter(|raw| !raw.is_empty()) {
+                    return self.take_whole(&String::from_utf8_lossy(&raw), assembler, on_delta);
+                }
                 // Servers end with `[DONE]`; a stream that stops without it, and without saying
                 // why the reply ended, was cut.
                 return if assembler.finished() {
@@ -306,6 +317,27 @@ impl Provider {
                 };
             }
         }
+    }
+
+    /// A whole JSON reply.
+    fn take_whole(
+        &self,
+        text: &str,
+        assembler: &mut Assembler,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), Failure> {
+        let completion: Completion = serde_json::from_str(text).map_err(|_| {
+            Failure::retry(ProviderError::BadReply(format!(
+                "not JSON: {}",
+                one_line(text)
+            )))
+        })?;
+        if let Some(error) = &completion.error {
+            let info = self.server.get().copied().unwrap_or_default();
+            return Err(self.reported_failure(error, &info));
+        }
+        assembler.push(completion, on_delta);
+        Ok(())
     }
 
     /// Handles one event; true at `[DONE]`.

@@ -736,3 +736,12 @@ async fn probe_reads_props_before_the_first_chat() {
     assert_eq!(provider.tool_call_mode(), ToolCallMode::Constrained);
     assert_eq!(server.request_count(), 0);
 }
+
+#[tokio::test]
+async fn a_whole_json_reply_to_a_streaming_request_is_read() {
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}]});
+    let server = ScriptedServer::start(vec![Reply::raw_json(body.to_string())]);
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    assert_eq!(outcome.response().content, "whole");
+    assert_eq!(outcome.text(), "whole");
+}
