@@ -59,11 +59,18 @@ def model_id():
         return "local"
 
 mid = model_id()
+# An agent-like long prompt (~1k tokens): a system prompt plus tool documentation.
+long_prompt = ("You are an ops assistant. Tools: status(service) returns the health of a "
+               "service; logs(service, lines) returns recent log lines. " * 40) + "\n" + prompt
+cases = [("short", prompt)]
+if os.environ.get("BENCH_LONG", "1") != "0":
+    cases.append(("long", long_prompt))
 rows = []
-for i in range(runs):
+for case, text in cases:
+  for i in range(runs):
     body = {
         "model": mid,
-        "messages": [{"role": "user", "content": prompt}],
+        "messages": [{"role": "user", "content": text}],
         "max_tokens": max_tokens,
         "temperature": 0,
         "stream": True,
@@ -99,7 +106,7 @@ for i in range(runs):
                 timings = ev["timings"]
     total = time.monotonic() - t0
     toks = usage.get("completion_tokens") or timings.get("predicted_n") or chunks
-    rows.append((i + 1, ttft, total, usage.get("prompt_tokens", timings.get("prompt_n")),
+    rows.append((f"{case} {i + 1}", ttft, total, usage.get("prompt_tokens", timings.get("prompt_n")),
                  toks, timings.get("predicted_per_second"), timings.get("prompt_per_second")))
 
 f = lambda v, p=2: "-" if v is None else (f"{v:.{p}f}" if isinstance(v, float) else str(v))
@@ -107,10 +114,12 @@ print("| run | ttft_s | total_s | prompt_tok | completion_tok | gen tok/s | pp t
 print("|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r[0]} | {f(r[1])} | {f(r[2])} | {f(r[3])} | {f(r[4])} | {f(r[5],1)} | {f(r[6],1)} |")
-if rows:
-    n = len(rows)
-    avg = lambda k: sum(r[k] for r in rows if r[k] is not None) / max(1, sum(1 for r in rows if r[k] is not None))
-    print(f"| mean | {avg(1):.2f} | {avg(2):.2f} | | | {avg(5):.1f} | {avg(6):.1f} |")
+for case, _ in cases:
+    rs = [r for r in rows if r[0].startswith(case + " ")]
+    def avg(k):
+        v = [r[k] for r in rs if r[k] is not None]
+        return sum(v) / len(v) if v else float("nan")
+    print(f"| {case} mean | {avg(1):.2f} | {avg(2):.2f} | | | {avg(5):.1f} | {avg(6):.1f} |")
 PY
 
 # ---------------------------------------------------------------------------
