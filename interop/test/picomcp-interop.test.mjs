@@ -4,6 +4,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
 import { connect, textOf } from './helpers.mjs';
 
 const TRANSPORTS = (process.env.MCP_INTEROP_TRANSPORTS ?? 'stdio,http').split(',');
@@ -96,6 +99,14 @@ for (const kind of TRANSPORTS) {
       const rs = await Promise.all(Array.from({ length: 20 }, (_, i) =>
         s.client.callTool({ name: 'echo', arguments: { text: `n${i}` } })));
       rs.forEach((r, i) => assert.equal(textOf(r), `n${i}`));
+    }));
+
+    test('large payload: 1 MiB of text round-trips intact', () => withTranscript(s, async () => {
+      const text = 'ab✓\n"'.repeat(1 << 18).slice(0, 1 << 20);
+      const r = await s.client.callTool({ name: 'echo', arguments: { text } });
+      assert.notEqual(r.isError, true);
+      assert.equal(textOf(r).length, text.length);
+      assert.ok(textOf(r) === text, 'echoed text differs');
     }));
 
     test('unknown tool is reported as an error', () => withTranscript(s, async () => {
@@ -315,6 +326,42 @@ describe('[http] transport details', () => {
     const notif = posts.find((p) => JSON.parse(p.body).method === 'notifications/initialized');
     assert.equal(notif.status, 202, 'notification POST answered 202 Accepted');
   }));
+
+  test('oversized POST body (5 MiB > 4 MiB default limit) fails cleanly, session stays usable', () =>
+    withTranscript(s, async () => {
+      const text = 'x'.repeat(5 << 20);
+      await assert.rejects(s.client.callTool({ name: 'echo', arguments: { text } }, undefined, { timeout: 10000 }));
+      const post = s.httpLog.filter((h) => h.method === 'POST').at(-1);
+      assert.equal(post.status, 413, `oversized POST answered ${post.status}`);
+      const r = await s.client.callTool({ name: 'echo', arguments: { text: 'still here' } });
+      assert.equal(textOf(r), 'still here');
+    }));
+
+  test('10 SDK clients in parallel, each with its own session, get only their own results', async () => {
+    const url = new URL(`http://127.0.0.1:${s.transport.port}/mcp`);
+    const clients = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      const c = new Client({ name: `parallel-${i}`, version: '0.0.0' });
+      const tr = new StreamableHTTPClientTransport(url);
+      await c.connect(tr);
+      return { c, tr };
+    }));
+    try {
+      const ids = new Set(clients.map(({ tr }) => tr.sessionId));
+      assert.equal(ids.size, 10, 'distinct session ids');
+      assert.ok(!ids.has(s.transport.sessionId), 'not the suite client\'s session');
+      await Promise.all(clients.map(async ({ c }, i) => {
+        for (let k = 0; k < 10; k++) {
+          const r = await c.callTool({ name: 'echo', arguments: { text: `c${i}-${k}` } });
+          assert.equal(textOf(r), `c${i}-${k}`);
+        }
+      }));
+    } finally {
+      await Promise.all(clients.map(async ({ c, tr }) => {
+        await tr.terminateSession().catch(() => {});
+        await c.close();
+      }));
+    }
+  });
 
   test('terminateSession (DELETE) ends the session', () => withTranscript(s, async () => {
     const sid = s.transport.sessionId;
