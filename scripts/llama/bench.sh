@@ -16,7 +16,8 @@
 # then (hook) the end-to-end seconds of the mm demo question if target/release/mm
 # exists. Output is a small Markdown table on stdout.
 #
-# Env: BENCH_MAX_TOKENS (default 128), BENCH_PROMPT, MM_BIN (default target/release/mm)
+# Env: BENCH_MAX_TOKENS (default 128), BENCH_PROMPT, BENCH_LONG=0 (skip the ~1.2k-token
+#      prompt case), MM_BIN (default target/release/mm), BENCH_E2E_TIMEOUT (default 300 s)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,7 +37,7 @@ if [[ -z "$BASE_URL" ]]; then
     STARTED_PID="$(sed -n 's/^MM_LLAMA_PID=//p' <<<"$out")"
   fi
 fi
-cleanup() { [[ -n "$STARTED_PID" ]] && "$HERE/serve.sh" stop "$STARTED_PID" || true; }
+cleanup() { if [[ -n "$STARTED_PID" ]]; then "$HERE/serve.sh" stop "$STARTED_PID" || true; fi; }
 trap cleanup EXIT
 
 echo "# llama-server bench: $BASE_URL ($(date -u +%FT%TZ), $(nproc) cores)"
@@ -133,7 +134,7 @@ if [[ -x "$MM_BIN" ]]; then
   mkdir -p "$CACHE/run"
   t0=$(date +%s.%N)
   set +e
-  (cd "$ROOT" && "$MM_BIN" -a examples/ops/mm.md --base-url "$BASE_URL" --yolo -p "$DEMO_Q") \
+  (cd "$ROOT" && timeout "${BENCH_E2E_TIMEOUT:-300}" "$MM_BIN" -a examples/ops/mm.md --base-url "$BASE_URL" --yolo -p "$DEMO_Q") \
     >"$CACHE/run/bench-e2e.out" 2>"$CACHE/run/bench-e2e.err"
   rc=$?
   set -e

@@ -112,7 +112,7 @@ cmd_stop() {
   if is_running "$pid"; then
     kill "$pid"
     for _ in $(seq 1 50); do is_running "$pid" || break; sleep 0.1; done
-    is_running "$pid" && kill -9 "$pid" 2>/dev/null || true
+    if is_running "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
     log "stopped pid $pid"
   else
     log "pid $pid not running"
