@@ -31,5 +31,5 @@ mcp_wait_port() {
 
 # Build picomcp examples (debug) into $PICOMCP_TARGET_DIR; args: cargo build flags.
 mcp_build_examples() {
-  (cd "$MCP_ROOT" && CARGO_TARGET_DIR="$PICOMCP_TARGET_DIR" cargo build -p picomcp "$@")
+  (cd "$MCP_ROOT" && CARGO_TARGET_DIR="$PICOMCP_TARGET_DIR" cargo build --locked -p picomcp "$@")
 }
