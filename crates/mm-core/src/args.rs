@@ -200,6 +200,36 @@ impl Params {
         serde_json::json!({"type": "object", "properties": properties})
     }
 
+    /// The schema a constrained reply must match for these arguments. Unlike
+    /// [`model_schema`](Self::model_schema) it states `required` and `enum`, so that a server's
+    /// grammar enforces them; parameters with a default are not required.
+    pub fn strict_schema(&self) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for spec in &self.params {
+            let mut property = match &spec.schema {
+                Some(Value::Object(schema)) => schema.clone(),
+                _ => Map::new(),
+            };
+            if let Some(ty) = spec.ty.json_name() {
+                property.insert("type".into(), ty.into());
+            }
+            if let Some(values) = &spec.enum_values {
+                property.insert("enum".into(), Value::Array(values.clone()));
+            }
+            if spec.required && spec.default.is_none() {
+                required.push(Value::String(spec.name.clone()));
+            }
+            properties.insert(spec.name.clone(), Value::Object(property));
+        }
+        serde_json::json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": !self.deny_unknown,
+        })
+    }
+
     /// Reads an MCP tool's `inputSchema`: top-level properties with `type`, `description`,
     /// `enum`, `default`, the `required` list and `additionalProperties: false`. Each property's
     /// full schema is kept for the structural check (with the root's `$defs`/`definitions`, so

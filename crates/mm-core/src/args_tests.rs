@@ -348,3 +348,20 @@ fn mcp_defaults_apply() {
     let args = mcp_search().validate(r#"{"query":"x"}"#).expect("valid");
     assert_eq!(args.get("limit"), Some(&json!(10)));
 }
+
+#[test]
+fn strict_schema_states_required_and_enum_for_constrained_replies() {
+    assert_eq!(
+        release().strict_schema(),
+        json!({
+            "type": "object",
+            "properties": {
+                "version": {"type": "string"},
+                "channel": {"type": "string", "enum": ["stable", "beta"]},
+                "dry_run": {"type": "boolean"},
+            },
+            "required": ["version", "channel"],
+            "additionalProperties": false,
+        })
+    );
+}

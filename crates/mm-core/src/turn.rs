@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::{ParamType, Params};
+use crate::args::Params;
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::loop_guard::LoopGuard;
@@ -72,7 +72,10 @@ pub async fn run_turn(
     opts: &TurnOptions,
 ) -> Result<TurnResult, ProviderError> {
     let specs = registry.specs();
-    let strict: Vec<Value> = registry.iter().map(|t| strict_schema(t.params())).collect();
+    let strict: Vec<Value> = registry
+        .iter()
+        .map(|t| t.params().strict_schema())
+        .collect();
     let mut guard = LoopGuard::default();
     let mut result = TurnResult {
         result: String::new(),
@@ -85,7 +88,6 @@ pub async fn run_turn(
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
-        let _ = &strict;
         let request = ChatRequest {
             messages,
             tools: &specs,
@@ -108,7 +110,10 @@ pub async fn run_turn(
             };
             events(&event);
         };
-        let reply = match provider.chat(&request, &mut on_delta, &opts.cancel).await {
+        let reply = match provider
+            .chat_with_schemas(&request, &strict, &mut on_delta, &opts.cancel)
+            .await
+        {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => return Ok(cancelled(result)),
             Err(e) => return Err(e),
@@ -296,46 +301,5 @@ fn echo_sink(events: EventSink, id: String, cap: usize) -> OutputSink {
             id: id.clone(),
             chunk: bytes,
         });
-    })
-}
-
-/// The schema that a constrained reply must match for a tool's arguments: unlike what the model
-/// reads, it states `required` and `enum`, so the server's grammar enforces them.
-fn strict_schema(params: &Params) -> Value {
-    let mut properties = serde_json::Map::new();
-    let mut required = Vec::new();
-    for p in &params.params {
-        let mut prop = match (&p.schema, p.ty) {
-            (Some(Value::Object(schema)), _) => schema.clone(),
-            (_, ty) => {
-                let mut m = serde_json::Map::new();
-                let name = match ty {
-                    ParamType::String => Some("string"),
-                    ParamType::Integer => Some("integer"),
-                    ParamType::Number => Some("number"),
-                    ParamType::Boolean => Some("boolean"),
-                    ParamType::Array => Some("array"),
-                    ParamType::Object => Some("object"),
-                    _ => None,
-                };
-                if let Some(name) = name {
-                    m.insert("type".into(), Value::String(name.into()));
-                }
-                m
-            }
-        };
-        if let Some(values) = &p.enum_values {
-            prop.insert("enum".into(), Value::Array(values.clone()));
-        }
-        if p.required && p.default.is_none() {
-            required.push(Value::String(p.name.clone()));
-        }
-        properties.insert(p.name.clone(), Value::Object(prop));
-    }
-    serde_json::json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
     })
 }

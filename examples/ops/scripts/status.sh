@@ -2,7 +2,9 @@
 # status SERVICE: the (canned) status of one of ACME's services.
 here="$(cd "$(dirname "$0")" && pwd)"
 "$here/record.sh" status "$@"
-name="$(printf '%s' "${1:-}" | tr '[:upper:]' '[:lower:]' | sed -E 's/[ _-]*service$//')"
+# Lenient about the form of the name ("Billing", "billing_service", "billing-svc"): the first
+# known service named in it.
+name="$(printf '%s' "${1:-}" | tr '[:upper:]' '[:lower:]' | grep -oE 'billing|auth|search' | head -n 1)"
 case "$name" in
   billing) echo "billing: running, version 2.3.1, up 4 days, error rate 0.02%" ;;
   auth)    echo "auth: running, version 1.9.0, up 12 days, error rate 0.00%" ;;
