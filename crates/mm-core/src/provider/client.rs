@@ -85,10 +85,12 @@ impl Provider {
         &self.config
     }
 
-    /// The server's context size in tokens, once known (llama-server's `/props`, read at the
-    /// first [`chat`](Self::chat)).
+    /// The context size in tokens: [`ProviderConfig::context_size`] when set, else llama-server's
+    /// `/props` once read (at the first [`chat`](Self::chat) or [`probe`](Self::probe)).
     pub fn context_size(&self) -> Option<u64> {
-        self.server.get().and_then(|info| info.n_ctx)
+        self.config
+            .context_size
+            .or_else(|| self.server.get().and_then(|info| info.n_ctx))
     }
 
     /// Reads the server's `/props` now rather than at the first [`chat`](Self::chat), so that

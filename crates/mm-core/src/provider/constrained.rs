@@ -29,7 +29,11 @@ pub(crate) enum Reply {
 /// Reads a reply's text.
 pub(crate) fn parse_reply(text: &str) -> Reply {
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text.trim()) else {
-        return Reply::Other(text.to_owned());
+        // Cut short (`max_tokens`, a full context): an answer keeps what was written of it.
+        return match partial_answer(text) {
+            Some(answer) => Reply::Answer(answer),
+            None => Reply::Other(text.to_owned()),
+        };
     };
     if let (Some(Value::String(name)), Some(arguments)) =
         (object.get("tool"), object.get("arguments"))

@@ -111,6 +111,9 @@ pub struct ProviderConfig {
     pub retries: u32,
     /// The first backoff delay (doubled each retry).
     pub backoff: Duration,
+    /// The context size in tokens when the user knows it better than the server says (Ollama
+    /// reports none); `None`: what llama-server's `/props` says.
+    pub context_size: Option<u64>,
 }
 
 impl ProviderConfig {
@@ -124,6 +127,7 @@ impl ProviderConfig {
             timeout: Duration::from_secs(300),
             retries: 3,
             backoff: Duration::from_millis(500),
+            context_size: None,
         }
     }
 }

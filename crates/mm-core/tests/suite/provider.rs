@@ -735,6 +735,12 @@ async fn probe_reads_props_before_the_first_chat() {
     assert_eq!(provider.context_size(), Some(4096));
     assert_eq!(provider.tool_call_mode(), ToolCallMode::Constrained);
     assert_eq!(server.request_count(), 0);
+    let configured = provider_for(&server, |c| c.context_size = Some(16384));
+    assert_eq!(
+        configured.context_size(),
+        Some(16384),
+        "the configured size wins"
+    );
 }
 
 #[tokio::test]
