@@ -63,7 +63,9 @@ fn parse_opts(args: &[String]) -> Result<Opts> {
         let a = args[i].as_str();
         let mut val = || -> Result<String> {
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("{a} needs a value").into())
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value").into())
         };
         match a {
             "--url" => o.url = val()?,
@@ -125,7 +127,10 @@ fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
 fn tree_kb(pid: u32, key: &str) -> Option<u64> {
     let mut total = proc_status_kb(pid, key)?;
     if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
-        for c in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+        for c in children
+            .split_whitespace()
+            .filter_map(|c| c.parse::<u32>().ok())
+        {
             total += tree_kb(c, key).unwrap_or(0);
         }
     }
@@ -171,7 +176,7 @@ struct Stats {
 }
 
 impl Stats {
-    fn to_json(mut self) -> String {
+    fn into_json(mut self) -> String {
         self.lat_us.sort_unstable();
         let rps = self.ok as f64 / self.secs;
         json!({
@@ -206,8 +211,16 @@ fn parse_url(url: &str) -> Result<HttpTarget> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let addr = if authority.contains(':') { authority.to_string() } else { format!("{authority}:80") };
-    Ok(HttpTarget { addr, authority: authority.to_string(), path: path.to_string() })
+    let addr = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    Ok(HttpTarget {
+        addr,
+        authority: authority.to_string(),
+        path: path.to_string(),
+    })
 }
 
 struct Conn {
@@ -243,7 +256,10 @@ impl Conn {
         if let Some(s) = session {
             req = req.header("mcp-session-id", s);
         }
-        let res = self.sender.send_request(req.body(Full::new(Bytes::from(body)))?).await?;
+        let res = self
+            .sender
+            .send_request(req.body(Full::new(Bytes::from(body)))?)
+            .await?;
         let status = res.status().as_u16();
         let ct = res
             .headers()
@@ -251,7 +267,11 @@ impl Conn {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string();
-        let sid = res.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
+        let sid = res
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
         let bytes = res.into_body().collect().await?.to_bytes();
         Ok((status, ct, sid, bytes))
     }
@@ -271,10 +291,10 @@ fn extract_response(ct: &str, body: &[u8], id: u64) -> Option<Value> {
                 }
                 data.push_str(d.strip_prefix(' ').unwrap_or(d));
             } else if line.is_empty() && !data.is_empty() {
-                if let Ok(v) = serde_json::from_str::<Value>(&data) {
-                    if v.get("id").and_then(Value::as_u64) == Some(id) {
-                        return Some(v);
-                    }
+                if let Ok(v) = serde_json::from_str::<Value>(&data)
+                    && v.get("id").and_then(Value::as_u64) == Some(id)
+                {
+                    return Some(v);
                 }
                 data.clear();
             }
@@ -291,17 +311,28 @@ fn ct_kind(ct: &str) -> String {
 
 /// initialize + notifications/initialized on `conn`; returns the session id.
 async fn http_initialize(conn: &mut Conn, t: &HttpTarget) -> Result<Option<String>> {
-    let (status, ct, sid, body) =
-        conn.post(t, None, serde_json::to_vec(&initialize_request(0))?).await?;
-    let v = extract_response(&ct, &body, 0)
-        .ok_or_else(|| format!("initialize: HTTP {status} {ct}: {}", String::from_utf8_lossy(&body)))?;
+    let (status, ct, sid, body) = conn
+        .post(t, None, serde_json::to_vec(&initialize_request(0))?)
+        .await?;
+    let v = extract_response(&ct, &body, 0).ok_or_else(|| {
+        format!(
+            "initialize: HTTP {status} {ct}: {}",
+            String::from_utf8_lossy(&body)
+        )
+    })?;
     if v.get("result").is_none() {
         return Err(format!("initialize failed: {v}").into());
     }
     let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    let (status, _, _, body) = conn.post(t, sid.as_deref(), serde_json::to_vec(&note)?).await?;
+    let (status, _, _, body) = conn
+        .post(t, sid.as_deref(), serde_json::to_vec(&note)?)
+        .await?;
     if !(200..300).contains(&status) {
-        return Err(format!("initialized: HTTP {status}: {}", String::from_utf8_lossy(&body)).into());
+        return Err(format!(
+            "initialized: HTTP {status}: {}",
+            String::from_utf8_lossy(&body)
+        )
+        .into());
     }
     Ok(sid)
 }
@@ -344,7 +375,8 @@ async fn run_http(o: &Opts) -> Result<String> {
                 match res {
                     Ok((status, ct, _, bytes)) => {
                         let good = status == 200
-                            && extract_response(&ct, &bytes, id).is_some_and(|v| check_call_response(&v, id));
+                            && extract_response(&ct, &bytes, id)
+                                .is_some_and(|v| check_call_response(&v, id));
                         if measured {
                             *cts.entry(ct_kind(&ct)).or_default() += 1;
                             if good {
@@ -353,7 +385,10 @@ async fn run_http(o: &Opts) -> Result<String> {
                             } else {
                                 errors += 1;
                                 first_error.get_or_insert_with(|| {
-                                    format!("HTTP {status} {ct}: {}", String::from_utf8_lossy(&bytes))
+                                    format!(
+                                        "HTTP {status} {ct}: {}",
+                                        String::from_utf8_lossy(&bytes)
+                                    )
                                 });
                             }
                         }
@@ -397,7 +432,7 @@ async fn run_http(o: &Opts) -> Result<String> {
         }
     }
     stats.hwm_kb = o.pid.and_then(|p| tree_kb(p, "VmHWM:"));
-    Ok(stats.to_json())
+    Ok(stats.into_json())
 }
 
 // ---------------------------------------------------------------- stdio
@@ -434,7 +469,9 @@ async fn run_stdio(o: &Opts) -> Result<String> {
             break;
         }
     }
-    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await?;
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await?;
     stdin.flush().await?;
 
     let start = Instant::now();
@@ -504,8 +541,13 @@ async fn run_stdio(o: &Opts) -> Result<String> {
                 continue;
             }
         };
-        let Some(id) = v.get("id").and_then(Value::as_u64) else { continue };
-        let t0 = inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        let Some(id) = v.get("id").and_then(Value::as_u64) else {
+            continue;
+        };
+        let t0 = inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
         if let Some(t0) = t0 {
             if t0 >= measure_from && t0 < end {
                 if check_call_response(&v, id) {
@@ -543,7 +585,7 @@ async fn run_stdio(o: &Opts) -> Result<String> {
         hwm_kb,
         first_error,
     }
-    .to_json())
+    .into_json())
 }
 
 // ---------------------------------------------------------------- sessions
@@ -578,8 +620,13 @@ async fn run_sessions(o: &Opts) -> Result<String> {
 
 fn print_table(path: &str) -> Result<()> {
     let text = std::fs::read_to_string(path)?;
-    let rows: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    println!("| server | transport | in flight | req/s | p50 (ms) | p99 (ms) | errors | response type | peak RSS (MiB) |");
+    let rows: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    println!(
+        "| server | transport | in flight | req/s | p50 (ms) | p99 (ms) | errors | response type | peak RSS (MiB) |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|---|---:|");
     let ms = |v: &Value| format!("{:.2}", v.as_f64().unwrap_or(0.0) / 1000.0);
     for r in rows.iter().filter(|r| r["transport"] != "sessions") {
@@ -588,13 +635,16 @@ fn print_table(path: &str) -> Result<()> {
             .map(|m| m.keys().cloned().collect::<Vec<_>>().join("+"))
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "-".into());
-        let hwm = r["vmhwm_kb"].as_f64().map(|k| format!("{:.1}", k / 1024.0)).unwrap_or("-".into());
+        let hwm = r["vmhwm_kb"]
+            .as_f64()
+            .map(|k| format!("{:.1}", k / 1024.0))
+            .unwrap_or("-".into());
+        let rps = r["rps"].as_f64().unwrap_or(0.0);
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {rps:.0} | {} | {} | {} | {} | {} |",
             r["label"].as_str().unwrap_or(""),
             r["transport"].as_str().unwrap_or(""),
             r["concurrency"],
-            format!("{:.0}", r["rps"].as_f64().unwrap_or(0.0)),
             ms(&r["p50_us"]),
             ms(&r["p99_us"]),
             r["errors"],

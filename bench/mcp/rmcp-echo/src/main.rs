@@ -33,7 +33,9 @@ struct Echo {
 #[tool_router]
 impl Echo {
     fn new() -> Self {
-        Self { tool_router: Self::tool_router() }
+        Self {
+            tool_router: Self::tool_router(),
+        }
     }
 
     #[tool(description = "Echo the text back")]
