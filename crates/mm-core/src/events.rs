@@ -14,8 +14,13 @@ pub enum Event {
     TextDelta { text: String },
     /// A piece of the model's reasoning (`reasoning_content`), as it streams.
     ReasoningDelta { text: String },
-    /// The model's complete message of this step.
-    AssistantMessage { text: String },
+    /// The model's complete message of this step; `final` when it is the turn's answer (no
+    /// tool call came with it).
+    AssistantMessage {
+        text: String,
+        #[serde(rename = "final")]
+        is_final: bool,
+    },
     /// A request to the server failed and is retried.
     Retry {
         attempt: u32,

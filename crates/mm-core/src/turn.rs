@@ -126,6 +126,7 @@ pub async fn run_turn(
         if !reply.content.is_empty() {
             (opts.events)(&Event::AssistantMessage {
                 text: reply.content.clone(),
+                is_final: reply.tool_calls.is_empty(),
             });
         }
         if reply.tool_calls.is_empty() {

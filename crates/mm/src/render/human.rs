@@ -26,8 +26,13 @@ impl Human {
         let mut err = std::io::stderr().lock();
         let _ = match event {
             Event::TextDelta { text } if self.show_text => write!(err, "{text}"),
-            Event::AssistantMessage { text } if !self.show_text => {
-                writeln!(err, "{}", text.trim_end())
+            // Print mode: the narration that comes with tool calls; the answer itself goes to stdout.
+            Event::AssistantMessage { text, is_final } if !self.show_text => {
+                if *is_final {
+                    Ok(())
+                } else {
+                    writeln!(err, "{}", text.trim_end())
+                }
             }
             Event::AssistantMessage { .. } => writeln!(err),
             Event::Retry {
