@@ -6,8 +6,8 @@
 //! `#[test]` functions (which drive the real `mm` binary as a child process) can use it, and it
 //! stops when dropped. It also serves `GET /v1/models` and llama-server's `GET /props`.
 //!
-//! When a request asks for constrained output (`response_format`), replies are rendered the way
-//! a grammar-constrained server would produce them: a tool call as the text
+//! When a request asks for constrained output (`response_format` or llama-server's `grammar`),
+//! replies are rendered the way a grammar-constrained server would produce them: a tool call as the text
 //! `{"tool":NAME,"arguments":{…}}`, a text as `{"answer":"…"}`.
 //!
 //! ```

@@ -29,7 +29,10 @@ pub(crate) async fn render(mut reply: Reply, request: &Value, number: usize) -> 
         reply = *inner;
     }
     let stream = request["stream"] == true;
-    let constrained = request.get("response_format").is_some_and(|f| !f.is_null());
+    // A JSON schema, or llama-server's grammar: either way the reply is the constrained JSON.
+    let constrained = ["response_format", "grammar"]
+        .iter()
+        .any(|key| request.get(*key).is_some_and(|f| !f.is_null()));
     let headers = std::mem::take(&mut reply.headers);
     let mut call_ids = Vec::new();
     let mut response = match &reply.kind {

@@ -14,7 +14,9 @@ use super::assemble::{Assembler, CallIds};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
 use super::sse::{SseEvent, SseParser};
 use super::wire::{self, Completion, Props, WireMessage, WireTool};
-use super::{ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained};
+use super::{
+    ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,
+};
 use crate::config::ToolCallMode;
 
 /// Longest wait for a TCP connection (or `config.timeout` when shorter).
@@ -44,6 +46,8 @@ struct ServerInfo {
     template_tools: Option<bool>,
     /// `default_generation_settings.n_ctx`.
     n_ctx: Option<u64>,
+    /// `/props` looks like llama-server's: its `grammar` field can be used.
+    llama_server: bool,
 }
 
 /// Why an attempt failed, and whether another may succeed.
@@ -200,7 +204,7 @@ impl Provider {
             mode => mode,
         };
         let constrained = mode == ToolCallMode::Constrained && !request.tools.is_empty();
-        let body = self.body(request, strict, constrained);
+        let body = self.body(request, strict, constrained, &info);
         let mut builder = self.http.post(self.url("chat/completions")).json(&body);
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
@@ -235,20 +239,26 @@ impl Provider {
         request: &ChatRequest<'a>,
         strict: &[Value],
         constrained: bool,
+        info: &ServerInfo,
     ) -> wire::Request<'a> {
-        let (messages, tools, response_format) = if constrained {
-            (
-                constrained::messages(request.messages, request.tools, strict),
-                Vec::new(),
-                Some(constrained::response_format(request.tools, strict)),
-            )
+        let (messages, tools) = if constrained {
+            let messages = constrained::messages(request.messages, request.tools, strict);
+            (messages, Vec::new())
         } else {
-            (
-                request.messages.iter().map(WireMessage::native).collect(),
-                request.tools.iter().map(WireTool::from).collect(),
-                None,
-            )
+            let messages = request.messages.iter().map(WireMessage::native).collect();
+            (messages, request.tools.iter().map(WireTool::from).collect())
         };
+        // On llama-server a compact grammar replaces the schema (see `gbnf`), when it can.
+        let grammar = (constrained && info.llama_server)
+            .then(|| {
+                let schemas: Vec<Value> = (0..request.tools.len())
+                    .map(|i| constrained::arguments_schema(request.tools, strict, i))
+                    .collect();
+                gbnf::grammar(request.tools, &schemas)
+            })
+            .flatten();
+        let response_format = (constrained && grammar.is_none())
+            .then(|| constrained::response_format(request.tools, strict));
         let completion_tokens = self.completion_tokens_field.load(Ordering::Relaxed);
         wire::Request {
             model: &self.config.model,
@@ -261,6 +271,7 @@ impl Provider {
                 include_usage: true,
             }),
             response_format,
+            grammar,
         }
     }
 
@@ -492,6 +503,8 @@ impl Provider {
             .map_err(|_| ())?;
         let props: Props = serde_json::from_str(&text).unwrap_or_default();
         let info = ServerInfo {
+            llama_server: props.default_generation_settings.is_some()
+                || props.chat_template_caps.is_some(),
             template_tools: props
                 .chat_template_caps
                 .as_ref()

@@ -55,7 +55,7 @@ pub(crate) fn parse_reply(text: &str) -> Reply {
 
 /// The schema each tool's arguments must match: the strict one when given, else what the model
 /// sees. Unknown keys are closed off (the validator refuses them anyway).
-fn arguments_schema(tools: &[ToolSpec], strict: &[Value], index: usize) -> Value {
+pub(crate) fn arguments_schema(tools: &[ToolSpec], strict: &[Value], index: usize) -> Value {
     let mut schema = strict
         .get(index)
         .cloned()

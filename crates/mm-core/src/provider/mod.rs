@@ -9,6 +9,7 @@ mod assemble;
 mod client;
 mod constrained;
 mod errors;
+mod gbnf;
 mod sse;
 mod text_calls;
 mod think;

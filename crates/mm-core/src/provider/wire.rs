@@ -31,6 +31,10 @@ pub(crate) struct Request<'a> {
     pub stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
+    /// llama-server's GBNF grammar (never together with `response_format`: llama-server would
+    /// then apply neither).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -184,6 +184,7 @@ fn request_serialisation() {
             include_usage: true,
         }),
         response_format: None,
+        grammar: None,
     };
     let value = serde_json::to_value(&request).unwrap_or_default();
     assert_eq!(

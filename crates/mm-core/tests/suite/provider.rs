@@ -552,7 +552,13 @@ async fn auto_mode_goes_constrained_when_the_template_cannot_do_tools() {
 
     let sent = &server.requests()[0];
     assert!(sent.get("tools").is_none());
-    assert_eq!(sent["response_format"]["type"], "json_schema");
+    // llama-server: the compact grammar rather than the schema.
+    assert!(sent.get("response_format").is_none());
+    let grammar = sent["grammar"].as_str().unwrap_or_default();
+    assert!(
+        grammar.starts_with(r#"root ::= "{" (call0 | answer) "}""#),
+        "{grammar}"
+    );
     let system = sent["messages"][0]["content"].as_str().unwrap_or_default();
     assert!(
         system.starts_with("You are a test.")
@@ -604,7 +610,10 @@ async fn auto_mode_stays_native_when_the_template_can_do_tools_or_props_are_miss
 
 #[tokio::test]
 async fn constrained_mode_uses_the_strict_schemas() {
-    let server = ScriptedServer::start(vec![Reply::text("fine")]);
+    let server = ScriptedServer::builder()
+        .without_props()
+        .script(vec![Reply::text("fine")])
+        .start();
     let provider = provider_for(&server, |c| c.mode = ToolCallMode::Constrained);
     let strict = vec![
         json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
@@ -750,4 +759,29 @@ async fn a_whole_json_reply_to_a_streaming_request_is_read() {
     let outcome = chat(&provider_for(&server, |_| {})).await;
     assert_eq!(outcome.response().content, "whole");
     assert_eq!(outcome.text(), "whole");
+}
+
+#[tokio::test]
+async fn constrained_mode_on_llama_server_falls_back_to_the_schema_for_complex_tools() {
+    let server = ScriptedServer::start(vec![Reply::tool_call("tag", r#"{"names":["a","b"]}"#)]);
+    let provider = provider_for(&server, |c| c.mode = ToolCallMode::Constrained);
+    let tools = vec![ToolSpec {
+        name: "tag".into(),
+        description: "Tag things.".into(),
+        parameters: json!({"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}}),
+    }];
+    let outcome = chat_with(
+        &provider,
+        &conversation(),
+        &tools,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        outcome.response().tool_calls[0].arguments,
+        r#"{"names":["a","b"]}"#
+    );
+    let sent = &server.requests()[0];
+    assert!(sent.get("grammar").is_none());
+    assert_eq!(sent["response_format"]["type"], "json_schema");
 }
