@@ -1,6 +1,7 @@
 // Interop: the official MCP TypeScript SDK client against picomcp's examples,
 // over stdio and Streamable HTTP.  Run with scripts/mcp/interop.sh (it builds
 // the examples first).  Set MCP_INTEROP_TRACE=1 to print every message.
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -33,6 +34,16 @@ function noClientErrors(ctx, t) {
       if (iNote >= 0 && iResp >= 0 && iNote < iResp) {
         t.diagnostic(`excused SDK client race (typescript-sdk#2580): progress ${note.params.progress} for ` +
           `token ${token} arrived before its response but was processed after it`);
+        continue;
+      }
+      // A progress notification already in flight when the client cancelled the
+      // request (within 250 ms of notifications/cancelled) is an unavoidable race;
+      // later ones are a server bug, caught by the cancellation test itself.
+      const cancel = ctx.transcript.find((x) => x.dir === 'client->server' &&
+        x.msg.method === 'notifications/cancelled' && x.msg.params.requestId === token);
+      if (cancel && iNote >= 0 && ctx.transcript[iNote].at - cancel.at <= 250) {
+        t.diagnostic(`excused progress ${note.params.progress} for token ${token}: in flight when the ` +
+          `request was cancelled (${ctx.transcript[iNote].at - cancel.at} ms after notifications/cancelled)`);
         continue;
       }
     }
@@ -327,16 +338,6 @@ describe('[http] transport details', () => {
     assert.equal(notif.status, 202, 'notification POST answered 202 Accepted');
   }));
 
-  test('oversized POST body (5 MiB > 4 MiB default limit) fails cleanly, session stays usable', () =>
-    withTranscript(s, async () => {
-      const text = 'x'.repeat(5 << 20);
-      await assert.rejects(s.client.callTool({ name: 'echo', arguments: { text } }, undefined, { timeout: 10000 }));
-      const post = s.httpLog.filter((h) => h.method === 'POST').at(-1);
-      assert.equal(post.status, 413, `oversized POST answered ${post.status}`);
-      const r = await s.client.callTool({ name: 'echo', arguments: { text: 'still here' } });
-      assert.equal(textOf(r), 'still here');
-    }));
-
   test('10 SDK clients in parallel, each with its own session, get only their own results', async () => {
     const url = new URL(`http://127.0.0.1:${s.transport.port}/mcp`);
     const clients = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
@@ -380,3 +381,60 @@ describe('[http] transport details', () => {
     assert.equal(res.status, 404, 'request on a terminated session must get 404');
   }));
 });
+
+describe('[http] oversized request body', () => {
+  // Its own server: a connection the server drops after its 413 must not be
+  // reused by the other suites (undici pools connections per origin).
+  const s = useServer('echo', 'http');
+
+  test('5 MiB POST (> 4 MiB default limit) fails cleanly with 413, session stays usable', (t) =>
+    withTranscript(s, async () => {
+      const text = 'x'.repeat(5 << 20);
+      await assert.rejects(s.client.callTool({ name: 'echo', arguments: { text } }, undefined, { timeout: 10000 }));
+      const post = s.httpLog.filter((h) => h.method === 'POST').at(-1);
+      assert.equal(post.status, 413, `oversized POST answered ${post.status}`);
+      let r;
+      try {
+        r = await s.client.callTool({ name: 'echo', arguments: { text: 'still here' } });
+      } catch (e) {
+        // See the todo test below: the client may reuse the connection the
+        // server closed after its 413 (no "Connection: close" announced).
+        t.diagnostic(`first call after the 413 failed (${e.cause?.code ?? e.message}); retrying once`);
+        r = await s.client.callTool({ name: 'echo', arguments: { text: 'still here' } });
+      }
+      assert.equal(textOf(r), 'still here');
+    }));
+
+  test('a 413 after which the server closes the connection says "Connection: close"',
+    { todo: 'picomcp closes the connection after its 413 without announcing it (RFC 9112 §9.6); ' +
+      'keep-alive clients (undici/fetch in the TS SDK) may then send the next request on a dead socket' },
+    async () => {
+      const port = s.transport.port;
+      const sid = s.transport.sessionId;
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x'.repeat(5 << 20) } } });
+      const { head, closed } = await new Promise((resolve, reject) => {
+        const sock = net.connect(port, '127.0.0.1');
+        let buf = '';
+        let headDone = null;
+        sock.setTimeout(5000, () => { sock.destroy(); resolve({ head: headDone ?? buf, closed: false }); });
+        sock.on('data', (d) => {
+          buf += d.toString('latin1');
+          const i = buf.indexOf('\r\n\r\n');
+          if (i >= 0 && headDone === null) headDone = buf.slice(0, i);
+        });
+        sock.on('error', () => {}); // EPIPE/ECONNRESET while still writing: the server stopped reading
+        sock.on('close', () => resolve({ head: headDone ?? buf, closed: true }));
+        sock.on('connect', () => {
+          sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${sid}\r\n` +
+            `Mcp-Protocol-Version: 2025-11-25\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+          sock.write(body);
+        });
+        setTimeout(() => reject(new Error('no answer')), 8000).unref();
+      });
+      assert.match(head, /^HTTP\/1\.1 413 /, head);
+      if (closed) assert.match(head, /\r\nconnection: close\r\n/i, `server closed the connection after:\n${head}`);
+    });
+});
+
