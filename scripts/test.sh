@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# The MCP scripts build the picomcp examples into the workspace's own target folder.
+export PICOMCP_TARGET_DIR="$PWD/target"
 started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - started ))"; }
 
@@ -30,5 +32,8 @@ scripts/mcp/conformance.sh
 
 step "MCP: interop with the official TypeScript SDK client"
 scripts/mcp/interop.sh
+
+step "MCP: interop with the official Python SDK client"
+scripts/mcp/interop-python.sh
 
 step "all passed"
