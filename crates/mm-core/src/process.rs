@@ -349,10 +349,6 @@ impl Drop for GroupGuard {
 
 /// One pipe: its read end and two write ends (stdout and stderr). Both ends are close-on-exec,
 /// so a process spawned at the same time by another call cannot inherit them and hold them open.
-#[expect(
-    clippy::incompatible_msrv,
-    reason = "std::io::pipe is stable since 1.87; the workspace's rust-version (1.85) must rise"
-)]
 fn output_pipe() -> io::Result<(OwnedFd, OwnedFd, OwnedFd)> {
     let (reader, writer) = io::pipe()?;
     let stderr = writer.try_clone()?;

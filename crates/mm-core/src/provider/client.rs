@@ -18,6 +18,7 @@ use super::{
     ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,
 };
 use crate::config::ToolCallMode;
+use crate::tools::ToolSpec;
 
 /// Longest wait for a TCP connection (or `config.timeout` when shorter).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -246,19 +247,30 @@ impl Provider {
             (messages, Vec::new())
         } else {
             let messages = request.messages.iter().map(WireMessage::native).collect();
-            (messages, request.tools.iter().map(WireTool::from).collect())
+            let tools: &[ToolSpec] = if request.answer_only {
+                &[]
+            } else {
+                request.tools
+            };
+            (messages, tools.iter().map(WireTool::from).collect())
+        };
+        // The tools the reply may call: none when it must be an answer.
+        let callable: &[ToolSpec] = if request.answer_only {
+            &[]
+        } else {
+            request.tools
         };
         // On llama-server a compact grammar replaces the schema (see `gbnf`), when it can.
         let grammar = (constrained && info.llama_server)
             .then(|| {
-                let schemas: Vec<Value> = (0..request.tools.len())
-                    .map(|i| constrained::arguments_schema(request.tools, strict, i))
+                let schemas: Vec<Value> = (0..callable.len())
+                    .map(|i| constrained::arguments_schema(callable, strict, i))
                     .collect();
-                gbnf::grammar(request.tools, &schemas)
+                gbnf::grammar(callable, &schemas)
             })
             .flatten();
         let response_format = (constrained && grammar.is_none())
-            .then(|| constrained::response_format(request.tools, strict));
+            .then(|| constrained::response_format(callable, strict));
         let completion_tokens = self.completion_tokens_field.load(Ordering::Relaxed);
         wire::Request {
             model: &self.config.model,

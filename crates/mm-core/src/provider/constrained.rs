@@ -186,9 +186,12 @@ pub(crate) fn tools_prompt(tools: &[ToolSpec], strict: &[Value]) -> String {
         prompt.push('\n');
     }
     prompt.push_str(
-        "\nReply with exactly one JSON object. To call a tool: {\"tool\": \"NAME\", \"arguments\": \
-         {...}} — you will get its result in the next message. To answer the user: \
-         {\"answer\": \"your answer\"}.",
+        // Measured on Gemma 3 270M: an example answer in quotes ("your answer") is copied
+        // verbatim, and "when a tool result answers the question" gets answers drawn from the
+        // result (see docs/provider.md).
+        "\nTo call a tool, reply {\"tool\": \"NAME\", \"arguments\": {...}}; its result comes in \
+         the next message. When a tool result answers the question, reply {\"answer\": \"...\"} \
+         with what it says.",
     );
     prompt
 }

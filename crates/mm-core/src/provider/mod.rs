@@ -61,6 +61,10 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
+    /// The reply must be an answer: in constrained mode the tools stay described (the prompt is
+    /// unchanged) but the schema or grammar offers only `{"answer"}`; in native mode no tools
+    /// are sent.
+    pub answer_only: bool,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -69,6 +73,7 @@ impl<'a> ChatRequest<'a> {
             messages,
             tools,
             max_tokens,
+            answer_only: false,
         }
     }
 }

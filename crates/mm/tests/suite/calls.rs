@@ -28,7 +28,7 @@ fn hostile_values_reach_the_program_as_one_unchanged_argv_entry() {
     for value in hostile {
         let case = Case::new(&agent_with_tools(ECHO_TOOL));
         let server = ScriptedServer::start(vec![
-            Reply::tool_call("echoargs", &json!({ "value": value }).to_string()),
+            Reply::tool_call("echoargs", json!({ "value": value }).to_string()),
             Reply::text("done"),
         ]);
         case.mm(&server)
@@ -202,7 +202,7 @@ fn arguments_sent_as_a_json_string_are_decoded_once() {
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
             "echoargs",
-            &serde_json::to_string(&inner).unwrap_or_default(),
+            serde_json::to_string(&inner).unwrap_or_default(),
         ),
         Reply::text("ok"),
     ]);

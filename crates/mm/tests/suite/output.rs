@@ -244,3 +244,46 @@ fn the_echo_goes_to_stderr_and_stdout_has_only_the_answer() {
         "{stderr}"
     );
 }
+
+#[test]
+fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
+    let server = ScriptedServer::builder()
+        .supports_tool_calls(Some(false))
+        .script(vec![call(), call(), Reply::text("Billing is running.")])
+        .start();
+    case.mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let constraint = |r: &Value| format!("{}{}", r["grammar"], r["response_format"]);
+    for r in &requests {
+        assert!(
+            r.get("tools").is_none_or(Value::is_null),
+            "constrained mode sends no tools"
+        );
+    }
+    assert!(
+        constraint(&requests[0]).contains("status"),
+        "{}",
+        constraint(&requests[0])
+    );
+    assert!(constraint(&requests[1]).contains("status"));
+    // After the repeat, only an answer is allowed; the tools are still described in the prompt.
+    let last = constraint(&requests[2]);
+    assert!(
+        !last.contains("status") && last.contains("answer"),
+        "{last}"
+    );
+    assert!(
+        requests[2]["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("status(")
+    );
+    assert_eq!(case.calls().len(), 2);
+}
