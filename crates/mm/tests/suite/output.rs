@@ -287,3 +287,22 @@ fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
     );
     assert_eq!(case.calls().len(), 2);
 }
+
+#[test]
+fn dash_c_runs_as_if_started_in_the_folder() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("ok"),
+    ]);
+    // Started elsewhere: -C finds ./mm.md and runs the tools in the folder.
+    let mut cmd = case.mm(&server);
+    cmd.current_dir(std::env::temp_dir());
+    cmd.arg("-C")
+        .arg(case.path())
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("ok\n");
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+}
