@@ -79,3 +79,18 @@ fn a_broken_stream_is_retried() {
         .success()
         .stdout("whole\n");
 }
+
+#[test]
+fn the_api_key_comes_from_the_variable_named_by_api_key_env() {
+    let case = Case::new("---\napi_key_env: MM_TEST_KEY\n---\nTest.\n");
+    let server = ScriptedServer::start(vec![Reply::text("hi")]);
+    case.mm(&server)
+        .env("MM_TEST_KEY", "sk-test-123")
+        .args(["-p", "hi"])
+        .assert()
+        .success();
+    assert_eq!(
+        server.authorizations(),
+        vec![Some("Bearer sk-test-123".to_string())]
+    );
+}
