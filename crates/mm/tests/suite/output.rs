@@ -306,3 +306,36 @@ fn dash_c_runs_as_if_started_in_the_folder() {
         .stdout("ok\n");
     assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
 }
+
+#[test]
+fn interactive_mode_runs_one_turn_per_line_and_keeps_the_conversation() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]);
+    let out = case
+        .mm(&server)
+        .write_stdin("hello\nand then?\n")
+        .assert()
+        .success();
+    let shown = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        shown.contains("first answer") && shown.contains("second answer"),
+        "{shown}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        second.contains(&"hello".to_string()) && second.contains(&"first answer".to_string()),
+        "{second:?}"
+    );
+}
