@@ -250,7 +250,7 @@ async fn call_tool(
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v) => v,
     };
-    if let Err(lines) = tool.input.validate(&args) {
+    if let Some(Err(lines)) = tool.input.as_ref().map(|schema| schema.validate(&args)) {
         return Ok(CallToolResult::error(invalid_arguments(&name, &lines)));
     }
     let result = match (tool.handler)(args, ctx).await {

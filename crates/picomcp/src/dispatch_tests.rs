@@ -42,6 +42,14 @@ fn server() -> Server {
         |_, _| async { Ok::<_, ToolError>(crate::result::Json(json!({"cents": "five"}))) },
     )
     .unwrap();
+    s.tool_dynamic(
+        "raw",
+        ToolConfig::new()
+            .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+            .skip_input_validation(),
+        |args: Value, _| async move { Ok::<_, ToolError>(args) },
+    )
+    .unwrap();
     s.tool("wait", ToolConfig::new(), |i: Wait, _| async move {
         tokio::time::sleep(Duration::from_millis(i.ms)).await;
         Ok::<_, ToolError>("done")
@@ -170,4 +178,12 @@ async fn version_negotiation() {
         let r = call(&session, &line, &tx).await.unwrap();
         assert_eq!(r["result"]["protocolVersion"], got);
     }
+}
+
+#[tokio::test]
+async fn validation_can_be_skipped() {
+    let session = Session::new(server().into_inner());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let r = call(&session, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"raw","arguments":{"n":"5"}}}"#, &tx).await.unwrap();
+    assert_eq!(r["result"]["structuredContent"], json!({"n": "5"}));
 }

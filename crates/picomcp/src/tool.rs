@@ -118,6 +118,7 @@ pub struct ToolConfig {
     pub(crate) input_schema: Option<Value>,
     pub(crate) output_schema: Option<Value>,
     pub(crate) meta: Option<Value>,
+    pub(crate) skip_input_validation: bool,
 }
 
 impl ToolConfig {
@@ -191,6 +192,15 @@ impl ToolConfig {
         self
     }
 
+    /// Hands the arguments to the handler without validating them against the input schema (the
+    /// schema is still announced). For servers that validate and coerce themselves, such as an
+    /// agent serving its declared tools; typed tools then see serde's error instead.
+    #[must_use]
+    pub fn skip_input_validation(mut self) -> Self {
+        self.skip_input_validation = true;
+        self
+    }
+
     /// `_meta` sent with the tool in `tools/list`.
     #[must_use]
     pub fn meta(mut self, meta: Value) -> Self {
@@ -204,7 +214,8 @@ pub(crate) struct ToolEntry {
     pub(crate) name: ToolName,
     /// The `tools/list` entry, built once.
     pub(crate) descriptor: Value,
-    pub(crate) input: CompiledSchema,
+    /// `None` when the config asked to skip input validation.
+    pub(crate) input: Option<CompiledSchema>,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) handler: ToolHandler,
 }
@@ -229,6 +240,7 @@ impl ToolEntry {
             ));
         }
         let input = CompiledSchema::compile(&input_schema).map_err(|r| invalid("input", r))?;
+        let input = (!config.skip_input_validation).then_some(input);
         let output = match &output_schema {
             None => None,
             Some(schema) => {

@@ -252,11 +252,11 @@ async fn answer(
             tokio::select! {
                 biased;
                 r = &mut work => break r,
-                Some(m) = rx.recv() => { session.send_standalone(m); }
+                Some(m) = rx.recv() => forward_or_fail(session, m),
             }
         };
         while let Ok(m) = rx.try_recv() {
-            session.send_standalone(m);
+            forward_or_fail(session, m);
         }
         return match response {
             Some(body) => json_body(StatusCode::OK, body),
@@ -319,6 +319,22 @@ async fn answer(
         }
     }
     sse_response(srx, None)
+}
+
+/// Sends a side message to the session's GET stream. A server-to-client request that cannot
+/// travel (no stream open) fails at once rather than leaving its handler waiting forever.
+fn forward_or_fail(session: &Session, message: String) {
+    if session.send_standalone(message.clone()) {
+        return;
+    }
+    let Ok(Incoming::Request { id, .. }) = Incoming::parse(message.as_bytes()) else {
+        return;
+    };
+    let error = ProtocolError::new(
+        code::INTERNAL_ERROR,
+        "cannot reach the client: it accepts no SSE on this request and has no GET stream open",
+    );
+    session.deliver(&id, Err(error));
 }
 
 fn sse_stream(

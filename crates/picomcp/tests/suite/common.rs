@@ -58,6 +58,16 @@ pub fn server() -> Server {
         },
     )
     .unwrap();
+    s.tool(
+        "ask",
+        ToolConfig::new().description("Asks the user for a name."),
+        |_: picomcp::NoArgs, ctx: Ctx| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx.elicit("Your name?", schema).await?;
+            Ok::<_, ToolError>(format!("{} {}", answer.action, json!(answer.content)))
+        },
+    )
+    .unwrap();
     s.resource(
         "test://doc",
         picomcp::ResourceConfig::new("doc").mime_type("text/plain"),

@@ -269,3 +269,62 @@ async fn get_opens_one_stream_per_session() {
         .unwrap();
     assert_eq!(no_session.status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn server_to_client_requests_travel_on_the_post_stream() {
+    let mut h = Http::start(HttpConfig::default()).await;
+    let mut init = initialize(0, "2025-11-25");
+    init["params"]["capabilities"] = json!({"elicitation": {}});
+    let r = h.post(&init).send().await.unwrap();
+    h.session = Some(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
+
+    let mut stream = h.post(&call(1, "ask", json!({}))).send().await.unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut buf = String::new();
+    let mut events = Vec::new();
+    let next_event = async |stream: &mut reqwest::Response, buf: &mut String| -> Value {
+        loop {
+            if let Some(end) = buf.find("\n\n") {
+                let event: String = buf.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    return serde_json::from_str(data).unwrap();
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    };
+    let request = next_event(&mut stream, &mut buf).await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Your name?");
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let r = h.post(&answer).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    events.push(next_event(&mut stream, &mut buf).await);
+    assert_eq!(events[0]["id"], 1);
+    assert_eq!(
+        events[0]["result"]["content"][0]["text"],
+        r#"accept {"name":"Ada"}"#
+    );
+
+    // A client that accepts only JSON and has no GET stream cannot be asked: the call fails fast.
+    let r = h
+        .client
+        .post(&h.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-session-id", h.session.as_deref().unwrap())
+        .body(call(2, "ask", json!({})).to_string());
+    let r = tokio::time::timeout(Duration::from_secs(5), r.send())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+}
