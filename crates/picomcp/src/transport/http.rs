@@ -84,7 +84,19 @@ fn router_for(state: Arc<HttpState>) -> Router {
     Router::new()
         .route(&path, any(endpoint))
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::map_response(announce_close_after_413))
         .with_state(state)
+}
+
+/// hyper closes the connection after a 413 because the rest of the body was never read; say so
+/// (RFC 9112 §9.6), or keep-alive clients send their next request on a dead socket.
+async fn announce_close_after_413(mut response: Response) -> Response {
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 async fn endpoint(

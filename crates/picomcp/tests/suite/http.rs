@@ -213,10 +213,9 @@ async fn limits_and_methods() {
         "search_issues",
         json!({"repo": "x".repeat(4096), "query": "q"}),
     );
-    assert_eq!(
-        h.post(&big).send().await.unwrap().status(),
-        StatusCode::PAYLOAD_TOO_LARGE
-    );
+    let too_large = h.post(&big).send().await.unwrap();
+    assert_eq!(too_large.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(too_large.headers()["connection"], "close");
     let put = h.client.put(&h.url).send().await.unwrap();
     assert_eq!(put.status(), StatusCode::METHOD_NOT_ALLOWED);
     let wrong_type = h
