@@ -246,13 +246,15 @@ async fn call_tool(
         .server
         .tool(&name)
         .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
-    let args = match params.remove("arguments") {
+    let mut args = match params.remove("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v) => v,
     };
     if let Some(Err(lines)) = tool.input.as_ref().map(|schema| schema.validate(&args)) {
         return Ok(CallToolResult::error(invalid_arguments(&name, &lines)));
     }
+    // After validation: an error must only name what the caller sent.
+    tool.apply_defaults(&mut args);
     let result = match (tool.handler)(args, ctx).await {
         Ok(result) => result,
         Err(e) => return e.into_outcome(),

@@ -43,6 +43,14 @@ fn server() -> Server {
     )
     .unwrap();
     s.tool_dynamic(
+        "dyn",
+        ToolConfig::new().input_schema(
+            json!({"type": "object", "properties": {"n": {"type": "integer", "default": 3}}}),
+        ),
+        |args: Value, _| async move { Ok::<_, ToolError>(args) },
+    )
+    .unwrap();
+    s.tool_dynamic(
         "raw",
         ToolConfig::new()
             .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
@@ -186,4 +194,20 @@ async fn validation_can_be_skipped() {
     let (tx, _rx) = mpsc::unbounded_channel();
     let r = call(&session, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"raw","arguments":{"n":"5"}}}"#, &tx).await.unwrap();
     assert_eq!(r["result"]["structuredContent"], json!({"n": "5"}));
+}
+
+#[tokio::test]
+async fn dynamic_tools_get_schema_defaults() {
+    let session = Session::new(server().into_inner());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let r = call(
+        &session,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"dyn","arguments":{}}}"#,
+        &tx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r["result"]["structuredContent"], json!({"n": 3}));
+    let r = call(&session, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dyn","arguments":{"n":7}}}"#, &tx).await.unwrap();
+    assert_eq!(r["result"]["structuredContent"], json!({"n": 7}));
 }

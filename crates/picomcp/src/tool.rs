@@ -216,11 +216,23 @@ pub(crate) struct ToolEntry {
     pub(crate) descriptor: Value,
     /// `None` when the config asked to skip input validation.
     pub(crate) input: Option<CompiledSchema>,
+    /// Top-level `default`s of the input schema, filled in for missing arguments once they are
+    /// validated (typed tools get the same values from serde; dynamic tools only from here).
+    pub(crate) defaults: Vec<(String, Value)>,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) handler: ToolHandler,
 }
 
 impl ToolEntry {
+    /// Fills in the schema's defaults for arguments the caller left out.
+    pub(crate) fn apply_defaults(&self, args: &mut Value) {
+        if let Value::Object(map) = args {
+            for (key, value) in &self.defaults {
+                map.entry(key.as_str()).or_insert_with(|| value.clone());
+            }
+        }
+    }
+
     pub(crate) fn new(
         name: ToolName,
         config: ToolConfig,
@@ -241,6 +253,16 @@ impl ToolEntry {
         }
         let input = CompiledSchema::compile(&input_schema).map_err(|r| invalid("input", r))?;
         let input = (!config.skip_input_validation).then_some(input);
+        let defaults = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter_map(|(k, p)| Some((k.clone(), p.get("default")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
         let output = match &output_schema {
             None => None,
             Some(schema) => {
@@ -277,6 +299,7 @@ impl ToolEntry {
             name,
             descriptor: Value::Object(d),
             input,
+            defaults,
             output,
             handler,
         })
