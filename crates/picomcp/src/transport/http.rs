@@ -106,6 +106,7 @@ async fn endpoint(
     body: Bytes,
 ) -> Response {
     if let Err(reason) = state.config.check_host_and_origin(&headers) {
+        tracing::debug!(%reason, "rejected MCP request");
         return error_response(StatusCode::FORBIDDEN, code::SERVER_ERROR, &reason);
     }
     state.sweep(false);

@@ -72,6 +72,9 @@ where
         .await
         .map_err(|e| io::Error::other(format!("stdio writer task failed: {e}")))?;
     read_result?;
+    if let Err(e) = &write_result {
+        tracing::debug!(error = %e, "stdio writer stopped");
+    }
     match write_result {
         // The client went away first: a normal end.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
