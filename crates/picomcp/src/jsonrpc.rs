@@ -143,7 +143,7 @@ pub(crate) struct BadMessage {
 impl Incoming {
     /// Parses one JSON-RPC message. Batches (arrays) are rejected, as MCP 2025-06-18 and later
     /// require.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Incoming, BadMessage> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Incoming, Box<BadMessage>> {
         let raw: Raw = serde_json::from_slice(bytes).map_err(|e| {
             let error = if e.is_data() {
                 // Valid JSON that is not an object (an array, a number...).
@@ -154,28 +154,28 @@ impl Incoming {
             } else {
                 ProtocolError::new(code::PARSE_ERROR, format!("Parse error: {e}"))
             };
-            BadMessage { id: None, error }
+            Box::new(BadMessage { id: None, error })
         })?;
         let id = match raw.id {
             None => None,
             Some(v) => match serde_json::from_value::<RequestId>(v) {
                 Ok(id) => Some(id),
                 Err(_) => {
-                    return Err(BadMessage {
+                    return Err(Box::new(BadMessage {
                         id: None,
                         error: ProtocolError::new(code::INVALID_REQUEST, "Invalid request id"),
-                    });
+                    }));
                 }
             },
         };
         if raw.jsonrpc.as_deref() != Some("2.0") {
-            return Err(BadMessage {
+            return Err(Box::new(BadMessage {
                 id,
                 error: ProtocolError::new(
                     code::INVALID_REQUEST,
                     "Invalid request: jsonrpc must be \"2.0\"",
                 ),
-            });
+            }));
         }
         match (raw.method, id) {
             (Some(method), Some(id)) => Ok(Incoming::Request {
@@ -192,21 +192,21 @@ impl Incoming {
                     (_, Some(e)) => Err(e),
                     (Some(r), None) => Ok(r),
                     (None, None) => {
-                        return Err(BadMessage {
+                        return Err(Box::new(BadMessage {
                             id: Some(id),
                             error: ProtocolError::new(
                                 code::INVALID_REQUEST,
                                 "Invalid response: no result or error",
                             ),
-                        });
+                        }));
                     }
                 };
                 Ok(Incoming::Response { id, result })
             }
-            (None, None) => Err(BadMessage {
+            (None, None) => Err(Box::new(BadMessage {
                 id: None,
                 error: ProtocolError::new(code::INVALID_REQUEST, "Invalid request: no method"),
-            }),
+            })),
         }
     }
 }
