@@ -134,6 +134,14 @@ pub async fn run_turn(
             result.usage.completion_tokens += usage.completion_tokens;
             result.usage.total_tokens += usage.total_tokens;
         }
+        if reply.finish_reason.as_deref() == Some("length") {
+            (opts.events)(&Event::Warning {
+                message: format!(
+                    "the model's reply was cut at {} tokens (limits.max_tokens)",
+                    opts.limits.max_tokens
+                ),
+            });
+        }
         if !reply.content.is_empty() {
             (opts.events)(&Event::AssistantMessage {
                 text: reply.content.clone(),

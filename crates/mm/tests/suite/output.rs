@@ -339,3 +339,21 @@ fn interactive_mode_runs_one_turn_per_line_and_keeps_the_conversation() {
         "{second:?}"
     );
 }
+
+#[test]
+fn a_reply_cut_at_max_tokens_is_reported() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"and so on and so"},"finish_reason":"length"}]}"#;
+    let server = ScriptedServer::start(vec![Reply::raw_json(body)]);
+    let out = case
+        .mm(&server)
+        .args(["--no-stream", "-p", "go"])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stdout),
+        "and so on and so\n"
+    );
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(stderr.contains("cut at 2048 tokens"), "{stderr}");
+}
