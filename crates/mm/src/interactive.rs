@@ -4,11 +4,10 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use mm_core::provider::Message;
-use mm_core::{ConsentAsker, EventSink, StopReason, TurnOptions, run_turn};
+use mm_core::{EventSink, StopReason, run_turn};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Cli;
-use crate::consent::TerminalAsker;
 use crate::render::human::Human;
 use crate::setup::Env;
 use crate::{Failure, exit};
@@ -17,7 +16,6 @@ pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
     let provider = env.provider(!cli.no_stream)?;
     let human = Arc::new(Human::new(true));
     let events: EventSink = Arc::new(move |event| human.event(event));
-    let asker = TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>);
     let mut messages = vec![Message::System(env.instructions().to_string())];
     let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
     eprintln!(
@@ -54,14 +52,7 @@ pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
                 }
             })
         };
-        let opts = TurnOptions {
-            cwd: env.cwd.clone(),
-            limits: env.config.limits,
-            permissions: env.permissions(),
-            asker: asker.clone(),
-            events: events.clone(),
-            cancel,
-        };
+        let opts = env.turn_options(events.clone(), cancel);
         let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
         watcher.abort();
         match outcome {

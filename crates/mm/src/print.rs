@@ -5,11 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mm_core::provider::Message;
-use mm_core::{ConsentAsker, EventSink, StopReason, TurnOptions, run_turn};
+use mm_core::{EventSink, StopReason, run_turn};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, OutputFormat};
-use crate::consent::TerminalAsker;
 use crate::render::{human::Human, json};
 use crate::setup::{Env, write_stdout};
 use crate::{Failure, exit};
@@ -39,15 +38,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
             json::event_line(event);
         }
     });
-    let asker = TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>);
-    let opts = TurnOptions {
-        cwd: env.cwd.clone(),
-        limits: env.config.limits,
-        permissions: env.permissions(),
-        asker,
-        events,
-        cancel,
-    };
+    let opts = env.turn_options(events, cancel);
     let mut messages = vec![
         Message::System(env.instructions().to_string()),
         Message::User(prompt),

@@ -2,12 +2,17 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use mm_core::provider::{Provider, ProviderConfig};
-use mm_core::{AgentConfig, Permissions, Registry, load_agent};
+use mm_core::{
+    AgentConfig, ConsentAsker, EventSink, Permissions, Registry, TurnOptions, load_agent,
+};
+use tokio_util::sync::CancellationToken;
 
 use crate::Failure;
 use crate::cli::Cli;
+use crate::consent::TerminalAsker;
 
 /// The system prompt of an agent whose file gives no instructions. Kept short: small models pay
 /// for every token.
@@ -32,10 +37,19 @@ impl Env {
         }
     }
 
-    pub fn permissions(&self) -> Permissions {
-        Permissions {
-            yolo: self.config.yolo,
-            allow: self.config.allow.clone(),
+    /// The options of one turn: where tools run, the limits, consent (asked on the terminal
+    /// when there is one), and where events and Ctrl-C come from.
+    pub fn turn_options(&self, events: EventSink, cancel: CancellationToken) -> TurnOptions {
+        TurnOptions {
+            cwd: self.cwd.clone(),
+            limits: self.config.limits,
+            permissions: Permissions {
+                yolo: self.config.yolo,
+                allow: self.config.allow.clone(),
+            },
+            asker: TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>),
+            events,
+            cancel,
         }
     }
 
