@@ -31,8 +31,10 @@
 //! assert_eq!(invalid.problems, ["count: \"three\" is not an integer"]);
 //! ```
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
 /// The type of one parameter.
@@ -124,7 +126,10 @@ impl Params {
             problems: vec![problem],
             raw: raw.to_string(),
         };
-        let sent = decode_arguments(raw).map_err(invalid)?;
+        let (sent, text) = decode_arguments(raw).map_err(invalid)?;
+        // Each value's text as the model wrote it: numbers are checked against it (a float that
+        // would lose digits is refused, a number for a string parameter keeps its spelling).
+        let written: HashMap<String, &RawValue> = serde_json::from_str(&text).unwrap_or_default();
 
         let mut problems = Vec::new();
         let mut out = Map::new();
@@ -140,7 +145,9 @@ impl Params {
                     problems.push(format!("{}: missing (required)", spec.name));
                 }
                 (None | Some(Value::Null), None) => {}
-                (Some(value), _) => match spec.check(value) {
+                (Some(value), _) => match spec
+                    .check(value, written.get(&spec.name).map(|r| r.get()))
+                {
                     Ok(value) => {
                         out.insert(spec.name.clone(), value);
                     }
@@ -281,9 +288,20 @@ impl ParamSpec {
     }
 
     /// Coerces `value` to this parameter's type, then checks the enum and (MCP) the schema.
-    /// Returns the reasons, without the parameter's name, when refused.
-    fn check(&self, value: &Value) -> Result<Value, Vec<String>> {
-        let value = coerce(self.ty, value).map_err(|reason| vec![reason])?;
+    /// `written` is the value's text as the model sent it. Returns the reasons, without the
+    /// parameter's name, when refused.
+    fn check(&self, value: &Value, written: Option<&str>) -> Result<Value, Vec<String>> {
+        let value = match (self.ty, value, written) {
+            // A number given for a string keeps the digits the model wrote (`1.50`, not `1.5`).
+            (ParamType::String, Value::Number(_), Some(text)) => Value::String(text.trim().into()),
+            (ParamType::String, _, _) => coerce(self.ty, value).map_err(|reason| vec![reason])?,
+            (_, _, written) => {
+                if let Some(reason) = written.and_then(inexact_number) {
+                    return Err(vec![reason]);
+                }
+                coerce(self.ty, value).map_err(|reason| vec![reason])?
+            }
+        };
         if let Some(allowed) = &self.enum_values {
             if !allowed.iter().any(|a| same_value(self.ty, a, &value)) {
                 return Err(vec![format!(
@@ -388,24 +406,25 @@ impl Invalid {
     }
 }
 
-/// Parses the raw arguments into an object; the error is the problem line.
-fn decode_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+/// Parses the raw arguments into an object, with the object's JSON text (`raw`, or the string it
+/// was wrapped in); the error is the problem line.
+fn decode_arguments(raw: &str) -> Result<(Map<String, Value>, String), String> {
     if raw.trim().is_empty() {
-        return Ok(Map::new());
+        return Ok((Map::new(), String::new()));
     }
     let value: Value =
         serde_json::from_str(raw).map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
     // Some models send the arguments object as a JSON string: decode it once, no more.
-    let value = match value {
+    let (value, text) = match value {
         Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
-            Ok(Value::Object(object)) => Value::Object(object),
-            _ => Value::String(inner),
+            Ok(Value::Object(object)) => (Value::Object(object), inner),
+            _ => (Value::String(inner), String::new()),
         },
-        other => other,
+        other => (other, raw.to_string()),
     };
     match value {
-        Value::Object(object) => Ok(object),
-        Value::Null => Ok(Map::new()),
+        Value::Object(object) => Ok((object, text)),
+        Value::Null => Ok((Map::new(), String::new())),
         other => Err(format!(
             "the arguments must be a JSON object, not {}",
             kind(&other)
@@ -421,23 +440,28 @@ fn coerce(ty: ParamType, value: &Value) -> Result<Value, String> {
         (ParamType::String, Value::String(_)) => Ok(value.clone()),
         (ParamType::String, Value::Number(n)) => Ok(Value::String(n.to_string())),
         (ParamType::String, Value::Bool(b)) => Ok(Value::String(b.to_string())),
-        (ParamType::Integer, Value::Number(n)) => match integer_of(n) {
-            Some(i) => Ok(i),
-            None => refuse("an integer"),
-        },
+        (ParamType::Integer, Value::Number(n)) => {
+            integer_of(n).map_err(|why| format!("{} is not an integer{why}", show_sent(value)))
+        }
         (ParamType::Integer, Value::String(s)) => {
             let s = s.trim();
             if let Ok(i) = s.parse::<i64>() {
                 Ok(i.into())
-            } else if let Ok(u) = s.parse::<u64>() {
-                Ok(u.into())
+            } else if is_integer_text(s) {
+                Err(format!(
+                    "{} is not an integer{OUT_OF_RANGE}",
+                    show_sent(value)
+                ))
             } else {
                 refuse("an integer")
             }
         }
         (ParamType::Number, Value::Number(_)) => Ok(value.clone()),
         (ParamType::Number, Value::String(s)) => match serde_json::from_str::<Value>(s.trim()) {
-            Ok(n @ Value::Number(_)) => Ok(n),
+            Ok(n @ Value::Number(_)) => match inexact_number(s) {
+                Some(reason) => Err(reason),
+                None => Ok(n),
+            },
             _ => refuse("a number"),
         },
         (ParamType::Boolean, Value::Bool(_)) => Ok(value.clone()),
@@ -455,22 +479,149 @@ fn coerce(ty: ParamType, value: &Value) -> Result<Value, String> {
     }
 }
 
-/// An integer, or an integral float turned into one (`3.0` → `3`).
-fn integer_of(n: &Number) -> Option<Value> {
-    if n.is_i64() || n.is_u64() {
-        return Some(Value::Number(n.clone()));
+/// Said when an integer does not fit the 64-bit range every program can read.
+const OUT_OF_RANGE: &str = " in the 64-bit range (-9223372036854775808 to 9223372036854775807)";
+
+/// An integer in the i64 range, or an integral float turned into one (`3.0` → `3`). The error
+/// completes "X is not an integer".
+fn integer_of(n: &Number) -> Result<Value, &'static str> {
+    if n.is_i64() {
+        return Ok(Value::Number(n.clone()));
     }
-    let f = n.as_f64()?;
+    if n.is_u64() {
+        return Err(OUT_OF_RANGE);
+    }
+    let f = n.as_f64().ok_or("")?;
+    if f.fract() != 0.0 || !f.is_finite() {
+        return Err("");
+    }
     // The bounds are ±2^63, exact in f64: every integral value inside converts without loss.
-    if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
-    {
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
         #[expect(
             clippy::cast_possible_truncation,
             reason = "integral and in range, checked above"
         )]
-        Some(Value::from(f as i64))
+        Ok(Value::from(f as i64))
     } else {
-        None
+        Err(OUT_OF_RANGE)
+    }
+}
+
+/// `-?[0-9]+`
+fn is_integer_text(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The reason to refuse a value whose text holds a number that a 64-bit float cannot hold as
+/// written (`9007199254740993.0`, `0.10000000000000000001`): passing it on would silently
+/// change it. Integers that serde keeps exact (within i64/u64) are fine. Scans nested values
+/// too (MCP arrays and objects); text inside strings is skipped.
+fn inexact_number(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let token = &text[start..i];
+            if let Some(became) = lossy(token) {
+                return Some(format!(
+                    "{token} cannot be passed exactly: as a 64-bit number it becomes {became}"
+                ));
+            }
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What `token` becomes when it cannot be held exactly, `None` when it can.
+fn lossy(token: &str) -> Option<String> {
+    if token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok() {
+        return None;
+    }
+    let f: f64 = token.parse().ok()?;
+    if !f.is_finite() {
+        return Some(f.to_string());
+    }
+    let exact = decimal(token)?;
+    // `{:e}` is the shortest text that reads back as the same float.
+    let held = decimal(&format!("{f:e}"))?;
+    if exact == held {
+        return None;
+    }
+    Some(Number::from_f64(f).map_or_else(|| f.to_string(), |n| render_number(&n)))
+}
+
+/// A decimal number as (negative, significant digits, exponent): value = 0.DIGITS × 10^exp.
+/// Zero is `(false, "", 0)` whatever its sign or spelling.
+fn decimal(text: &str) -> Option<(bool, String, i64)> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(at) => (&rest[..at], rest[at + 1..].parse::<i64>().ok()?),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = format!("{int}{frac}");
+    let leading = all.bytes().take_while(|&b| b == b'0').count();
+    let digits = all[leading..].trim_end_matches('0');
+    if digits.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    let int_len = i64::try_from(int.len()).ok()?;
+    let leading = i64::try_from(leading).ok()?;
+    Some((negative, digits.to_string(), exponent + int_len - leading))
+}
+
+/// A value as program text (SPEC §2): strings as they are, integers in decimal, numbers in
+/// their shortest JSON form (`3`, not `3.0`; `0`, not `-0.0`), booleans as `true`/`false`.
+pub fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => render_number(n),
+        other => other.to_string(),
+    }
+}
+
+fn render_number(n: &Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    match n.as_f64() {
+        Some(f) if f == 0.0 => "0".into(),
+        // Integral floats below 10^16 read as integers; past that the exponent form is shorter.
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "integral and below 10^16, exact in i64"
+        )]
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e16 => (f as i64).to_string(),
+        // serde writes `1e+300`; `1e300` is the same JSON, shorter.
+        _ => n.to_string().replace("e+", "e"),
     }
 }
 
@@ -547,6 +698,12 @@ fn similarity(a: &str, b: &str) -> f64 {
 /// A value as the model sent it, for a refusal: strings quoted, other values as JSON.
 fn show_sent(value: &Value) -> String {
     match value {
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|f| f.fract() != 0.0 || f.abs() >= 1e16) =>
+        {
+            render_number(n)
+        }
         Value::Array(_) | Value::Object(_) => kind(value).to_string(),
         other => other.to_string(),
     }
@@ -555,6 +712,7 @@ fn show_sent(value: &Value) -> String {
 /// A value for a list the model reads: strings bare unless that would be ambiguous.
 fn show_value(value: &Value) -> String {
     match value {
+        Value::Number(n) => render_number(n),
         Value::String(s)
             if !s.is_empty() && !s.contains(',') && s.trim() == s && !s.contains('\n') =>
         {

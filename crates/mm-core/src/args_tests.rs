@@ -79,6 +79,15 @@ coercion! {
     string_from_float: String r#"{"x":2.5}"# => "2.5";
     string_from_boolean: String r#"{"x":true}"# => "true";
     object_in_json_string_decoded_once: Integer r#""{\"x\":\"3\"}""# => 3;
+    string_from_number_keeps_its_spelling: String r#"{"x":1.50}"# => "1.50";
+    string_from_long_number_keeps_every_digit: String r#"{"x":9007199254740993.0}"# => "9007199254740993.0";
+    integer_at_i64_max: Integer r#"{"x":9223372036854775807}"# => 9_223_372_036_854_775_807_i64;
+    integer_at_i64_min_string: Integer r#"{"x":"-9223372036854775808"}"# => i64::MIN;
+    integer_from_exponent: Integer r#"{"x":1e3}"# => 1000;
+    number_exact_short: Number r#"{"x":0.1}"# => 0.1;
+    number_exact_with_trailing_zeros: Number r#"{"x":"2.500"}"# => 2.5;
+    number_exact_large_integer_float: Number r#"{"x":1e20}"# => 1e20;
+    number_negative_zero: Number r#"{"x":-0.0}"# => -0.0;
 }
 
 coercion! {
@@ -100,6 +109,13 @@ coercion! {
     garbage: String "version=1.4.2" !> "the arguments are not valid JSON (expected value at line 1 column 1)";
     array_of_arguments: String r#"["a"]"# !> "the arguments must be a JSON object, not an array";
     string_decoded_once_only: String r#""\"{}\"""# !> "the arguments must be a JSON object, not a string";
+    integer_past_i64: Integer r#"{"x":9223372036854775808}"# !> "x: 9223372036854775808 is not an integer in the 64-bit range (-9223372036854775808 to 9223372036854775807)";
+    integer_string_past_i64: Integer r#"{"x":"18446744073709551616"}"# !> r#"x: "18446744073709551616" is not an integer in the 64-bit range (-9223372036854775808 to 9223372036854775807)"#;
+    integer_float_past_i64: Integer r#"{"x":1e19}"# !> "x: 1e19 is not an integer in the 64-bit range (-9223372036854775808 to 9223372036854775807)";
+    integer_float_losing_digits: Integer r#"{"x":9007199254740993.0}"# !> "x: 9007199254740993.0 cannot be passed exactly: as a 64-bit number it becomes 9007199254740992";
+    number_losing_digits: Number r#"{"x":0.10000000000000000001}"# !> "x: 0.10000000000000000001 cannot be passed exactly: as a 64-bit number it becomes 0.1";
+    number_string_losing_digits: Number r#"{"x":"3.141592653589793238"}"# !> "x: 3.141592653589793238 cannot be passed exactly: as a 64-bit number it becomes 3.141592653589793";
+    number_huge_integer_losing_digits: Number r#"{"x":123456789012345678901}"# !> "x: 123456789012345678901 cannot be passed exactly: as a 64-bit number it becomes 1.2345678901234568e20";
 }
 
 #[test]

@@ -214,3 +214,14 @@ pub fn placeholders(entry: &str) -> Vec<(Range<usize>, &str)> {
     }
     found
 }
+
+/// A model server's base URL as given (`base_url:` or `--base-url`), checked and without a
+/// trailing `/`; `None` when it is not an http(s) URL with a host.
+pub fn base_url(text: &str) -> Option<String> {
+    match reqwest::Url::parse(text.trim()) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {
+            Some(text.trim().trim_end_matches('/').to_string())
+        }
+        _ => None,
+    }
+}

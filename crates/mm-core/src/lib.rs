@@ -9,18 +9,26 @@ mod agent_file;
 mod args;
 mod config;
 mod events;
+mod hooks;
 mod loop_guard;
+mod output;
 mod permissions;
+pub mod pipeline;
 mod process;
 pub mod provider;
 pub mod tools;
 mod turn;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent};
-pub use args::{Invalid, ParamSpec, ParamType, Params};
-pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode};
+pub use args::{Invalid, ParamSpec, ParamType, Params, render_value};
+pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode, base_url};
 pub use events::{Event, EventSink, ToolCallRecord};
+pub use hooks::Hooks;
+pub use output::{Captured, Echo, Output};
 pub use permissions::{ConsentAsker, Decision, Permissions};
-pub use process::{OutputSink, ProcessOutcome, ProcessSpec, run_process};
-pub use tools::{Registry, Tool, ToolCtx, ToolKind, ToolOutput, ToolSpec};
+pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
+pub use process::{
+    PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, run_process, spawn_piped,
+};
+pub use tools::{Outcome, Registry, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};

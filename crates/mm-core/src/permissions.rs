@@ -1,10 +1,18 @@
 //! Consent: whether a call runs at once, asks the user, or is refused (SPEC §2 "Consent").
 //!
-//! With `yolo` nothing asks. Otherwise an `allow:` entry lets a call run without asking: a bare
-//! tool name (`status`) allows every call of that tool; `tool:pattern` (`bash:git status*`)
-//! allows the calls whose subject matches the glob pattern (`*` any text, `?` one character).
-//! The subject of a `bash` call is its command line; of any other tool, its arguments as
-//! compact JSON. Everything else asks; with no one to ask, it is refused.
+//! With `yolo` nothing asks. Otherwise an `allow:` entry lets a call run without asking:
+//! - a bare tool name (`status`) allows every call of that tool;
+//! - `bash:PREFIX*` allows a `bash` command line that is **one simple command** whose first
+//!   words are PREFIX's words (the trailing `*`: any further arguments; without it, exactly
+//!   those words). A line with an operator, a substitution, an expansion or a redirection never
+//!   matches; see the `shell` submodule and docs/permissions.md;
+//! - `tool:pattern` for any other tool is a glob (`*` any text, `?` one character) over the
+//!   call's validated arguments as compact JSON.
+//!
+//! Everything else asks; with no one to ask, it is refused. A rule that cannot be read allows
+//! nothing: consent fails closed.
+
+mod shell;
 
 use serde_json::{Map, Value};
 
@@ -34,11 +42,7 @@ impl Permissions {
         if self.yolo {
             return Decision::Allow;
         }
-        let subject = subject(tool, args);
-        let allowed = self.allow.iter().any(|entry| match entry.split_once(':') {
-            Some((name, pattern)) => name == tool && glob_match(pattern, &subject),
-            None => entry == tool,
-        });
+        let allowed = self.allow.iter().any(|entry| allows(entry, tool, args));
         if allowed {
             Decision::Allow
         } else {
@@ -47,11 +51,27 @@ impl Permissions {
     }
 }
 
-/// The text an `allow:` pattern is matched against, and what the user is shown when asked.
+/// What the user is shown when asked about a call: a `bash` call's command line, any other
+/// call's arguments as compact JSON — the text a `tool:pattern` glob is matched against.
 pub fn subject(tool: &str, args: &Map<String, Value>) -> String {
     match (tool, args.get("command")) {
         ("bash", Some(Value::String(command))) => command.clone(),
         _ => Value::Object(args.clone()).to_string(),
+    }
+}
+
+/// Whether one `allow:` entry allows this call.
+fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
+    match entry.split_once(':') {
+        None => entry == tool,
+        Some((name, _)) if name != tool => false,
+        Some(("bash", pattern)) => match args.get("command") {
+            Some(Value::String(line)) => {
+                shell::BashRule::parse(pattern).is_some_and(|r| r.matches(line))
+            }
+            _ => false,
+        },
+        Some((_, pattern)) => glob_match(pattern, &subject(tool, args)),
     }
 }
 
@@ -98,6 +118,76 @@ mod tests {
         assert!(!glob_match("a?c", "ac"));
         assert!(glob_match("*", ""));
         assert!(glob_match("*b*", "aaabaaa"));
+    }
+
+    fn decide(allow: &[&str], tool: &str, a: Value) -> Decision {
+        let p = Permissions {
+            yolo: false,
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+        };
+        p.decide(tool, &args(a))
+    }
+
+    #[test]
+    fn bash_rules_allow_one_simple_command_only() {
+        let rule = ["bash:git status*"];
+        for line in [
+            "git status",
+            "git status --short",
+            "git  status",
+            "'git' \\status -s",
+        ] {
+            let got = decide(&rule, "bash", json!({"command": line}));
+            assert_eq!(got, Decision::Allow, "{line:?}");
+        }
+        for line in [
+            "git status; touch /tmp/x",
+            "git status && touch x",
+            "git statusx",
+            "git statusx; touch x",
+            "git status\ntouch x",
+            "git status > x",
+        ] {
+            let got = decide(&rule, "bash", json!({"command": line}));
+            assert_eq!(got, Decision::Ask, "{line:?}");
+        }
+        // The rule is about `command`; another tool, or no command string, never matches it.
+        assert_eq!(
+            decide(&rule, "git", json!({"command": "git status"})),
+            Decision::Ask
+        );
+        assert_eq!(decide(&rule, "bash", json!({"command": 3})), Decision::Ask);
+        // A rule that cannot be read allows nothing.
+        for bad in [
+            "bash:git status; *",
+            "bash:ls *.txt",
+            "bash:FOO=1 make*",
+            "bash:",
+        ] {
+            assert_eq!(
+                decide(&[bad], "bash", json!({"command": "ls a.txt"})),
+                Decision::Ask,
+                "{bad:?}"
+            );
+        }
+        // A bare `bash` still allows every command line.
+        assert_eq!(
+            decide(&["bash"], "bash", json!({"command": "a; b"})),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn other_rules_glob_over_the_arguments_as_json() {
+        let rule = [r#"release:{"version":"*","channel":"beta"}"#];
+        let beta = json!({"version": "1.4.2", "channel": "beta"});
+        let stable = json!({"version": "1.4.2", "channel": "stable"});
+        assert_eq!(decide(&rule, "release", beta.clone()), Decision::Allow);
+        assert_eq!(decide(&rule, "release", stable), Decision::Ask);
+        assert_eq!(decide(&rule, "deploy", beta), Decision::Ask);
+        // A value holding the pattern's quotes is escaped in the JSON, so it cannot fake a field.
+        let fake = json!({"version": "1\",\"channel\":\"beta", "channel": "stable"});
+        assert_eq!(decide(&rule, "release", fake), Decision::Ask);
     }
 
     #[test]

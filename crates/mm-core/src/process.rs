@@ -1,33 +1,30 @@
 //! The only module that spawns processes (for `bash` and declared tools alike).
 //!
-//! A process runs with stdin closed, stdout and stderr captured together through one pipe, in its
-//! own process group; on timeout, cancellation or drop the whole group is killed. Output is kept
-//! as head + tail within a byte cap, and the full output is streamed to a file when it overflows,
-//! so memory stays flat whatever the process prints.
+//! Two shapes share one rule: every child leads its own process group, and the whole group is
+//! SIGKILLed on timeout, cancellation or drop, so nothing a tool starts outlives its call.
+//! - [`run_process`]: run to the end with stdin closed, stdout and stderr together through one
+//!   pipe, each chunk handed to a sink as it arrives (the call pipeline's [`crate::Output`] keeps
+//!   head + tail and echoes; this module never buffers or truncates).
+//! - [`spawn_piped`]: a long-lived child with piped stdin and stdout (MCP stdio servers, hooks),
+//!   stderr piped or to a file, killed with its group when its handle is dropped.
 //!
 //! The program and its arguments are an argv: no shell is ever involved here (`bash` is simply
 //! the program of the `bash` tool), so a value cannot add an argument or chain a command.
 
-use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
-
-/// Receives the process's combined output as it arrives (for the user's echo).
-pub type OutputSink = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -36,22 +33,15 @@ pub struct ProcessSpec {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub timeout: Duration,
-    /// Output over this many bytes keeps its head and tail (`limits.max_output`).
-    pub max_output: usize,
 }
 
 /// How a process ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessOutcome {
-    /// The combined output, truncated to head + tail with a line saying what was cut and where
-    /// the full output was saved.
-    pub output: String,
     /// The exit code, `None` when killed by a signal (timeout, cancellation).
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub cancelled: bool,
-    /// Where the full output was saved, when it was truncated.
-    pub full_output: Option<PathBuf>,
     pub duration: Duration,
 }
 
@@ -64,7 +54,8 @@ const REAP_GRACE: Duration = Duration::from_secs(5);
 
 const READ_BUFFER: usize = 64 * 1024;
 
-/// Runs a process to its end, its timeout or `cancel`.
+/// Runs a process to its end, its timeout or `cancel`, handing each chunk of its combined
+/// output to `sink` as it arrives.
 ///
 /// Errors are for a process that could not be started (program not found or not executable, a
 /// NUL byte in an argument, a missing working directory) or a failing pipe; a process that runs
@@ -72,19 +63,10 @@ const READ_BUFFER: usize = 64 * 1024;
 pub async fn run_process(
     spec: &ProcessSpec,
     cancel: &CancellationToken,
-    echo: Option<OutputSink>,
+    sink: &mut (dyn FnMut(&[u8]) + Send),
 ) -> io::Result<ProcessOutcome> {
     refuse_nul(spec)?;
-    if !spec.cwd.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!(
-                "cannot run {}: the working directory {} does not exist",
-                name(&spec.program),
-                spec.cwd.display()
-            ),
-        ));
-    }
+    check_cwd(spec)?;
     let started = Instant::now();
 
     // One pipe for stdout and stderr, so the output interleaves as the user would see it, and a
@@ -106,7 +88,6 @@ pub async fn run_process(
     let group = GroupGuard::new(&child)?;
     let mut pipe = Receiver::from_owned_fd(reader)?;
 
-    let mut out = Collector::new(spec.max_output);
     let mut buf = vec![0; READ_BUFFER];
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
@@ -119,7 +100,7 @@ pub async fn run_process(
             status = child.wait() => break End::Exited(status?),
             read = pipe.read(&mut buf), if pipe_open => match read? {
                 0 => pipe_open = false,
-                n => out.push(&buf[..n], echo.as_ref()).await,
+                n => sink(&buf[..n]),
             },
         }
     };
@@ -139,172 +120,126 @@ pub async fn run_process(
     if pipe_open {
         let drain = async {
             while let Ok(n @ 1..) = pipe.read(&mut buf).await {
-                out.push(&buf[..n], echo.as_ref()).await;
+                sink(&buf[..n]);
             }
         };
         let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
     }
     group.disarm();
 
-    let (output, full_output) = out.finish().await;
     Ok(ProcessOutcome {
-        output,
         exit_code: status.and_then(|s: ExitStatus| s.code()),
         timed_out: matches!(end, End::TimedOut),
         cancelled: matches!(end, End::Cancelled),
-        full_output,
         duration: started.elapsed(),
     })
-}
-
-/// The output kept in memory: the first `max / 2` bytes and a ring of the last `max - max / 2`.
-/// Once the total passes `max`, everything (what came before included) is streamed to a file, so
-/// memory stays flat however much the process prints.
-struct Collector {
-    max: usize,
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    tail_cap: usize,
-    total: u64,
-    spill: Spill,
-}
-
-enum Spill {
-    /// Everything so far is in `head` + `tail`.
-    None,
-    File {
-        file: tokio::fs::File,
-        path: PathBuf,
-    },
-    /// The file could not be created or written; the reason goes into the note.
-    Failed(String),
-}
-
-impl Collector {
-    fn new(max: usize) -> Self {
-        let head_cap = max / 2;
-        Self {
-            max,
-            head: Vec::with_capacity(head_cap.min(READ_BUFFER)),
-            tail: VecDeque::new(),
-            tail_cap: max - head_cap,
-            total: 0,
-            spill: Spill::None,
-        }
-    }
-
-    async fn push(&mut self, chunk: &[u8], echo: Option<&OutputSink>) {
-        if let Some(echo) = echo {
-            echo(chunk);
-        }
-        if matches!(self.spill, Spill::None) && self.total + chunk.len() as u64 > self.max as u64 {
-            // Nothing was dropped yet: head + tail still hold every byte before this chunk.
-            self.spill = match self.start_spill().await {
-                Ok(spill) => spill,
-                Err(e) => Spill::Failed(e.to_string()),
-            };
-        }
-        let written = match &mut self.spill {
-            Spill::File { file, .. } => file.write_all(chunk).await,
-            _ => Ok(()),
-        };
-        if let Err(e) = written {
-            self.spill = Spill::Failed(e.to_string());
-        }
-        self.total += chunk.len() as u64;
-
-        let head_room = (self.max / 2)
-            .saturating_sub(self.head.len())
-            .min(chunk.len());
-        self.head.extend_from_slice(&chunk[..head_room]);
-        let rest = &chunk[head_room..];
-        let keep = rest.len().min(self.tail_cap);
-        let overflow = (self.tail.len() + keep).saturating_sub(self.tail_cap);
-        self.tail.drain(..overflow);
-        self.tail.extend(&rest[rest.len() - keep..]);
-    }
-
-    async fn start_spill(&self) -> io::Result<Spill> {
-        let dir = std::env::temp_dir().join("mm-output");
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)?;
-        let (file, path) = tempfile::Builder::new()
-            .prefix(&format!("mm-output-{}-", std::process::id()))
-            .suffix(".log")
-            .tempfile_in(&dir)?
-            .keep()
-            .map_err(|e| e.error)?;
-        let mut file = tokio::fs::File::from_std(file);
-        file.write_all(&self.head).await?;
-        let (a, b) = self.tail.as_slices();
-        file.write_all(a).await?;
-        file.write_all(b).await?;
-        Ok(Spill::File { file, path })
-    }
-
-    /// The text the model reads, and where the full output was saved.
-    async fn finish(mut self) -> (String, Option<PathBuf>) {
-        self.tail.make_contiguous();
-        let (tail, _) = self.tail.as_slices();
-        if self.total <= self.max as u64 {
-            let mut all = self.head;
-            all.extend_from_slice(tail);
-            return (String::from_utf8_lossy(&all).into_owned(), None);
-        }
-        // Cut on character boundaries: a split character would read as garbage on both sides.
-        let head = &self.head[..complete_prefix(&self.head)];
-        let tail = &tail[tail
-            .iter()
-            .take(3)
-            .take_while(|&&b| is_continuation(b))
-            .count()..];
-        let cut = self.total - head.len() as u64 - tail.len() as u64;
-        let total = self.total;
-        let (where_, path) = match self.spill {
-            Spill::File { mut file, path } => match file.flush().await {
-                Ok(()) => (
-                    format!("full output ({total} bytes) saved to {}", path.display()),
-                    Some(path),
-                ),
-                Err(e) => (
-                    format!("the full output ({total} bytes) could not be saved: {e}"),
-                    None,
-                ),
-            },
-            Spill::Failed(e) => (
-                format!("the full output ({total} bytes) could not be saved: {e}"),
-                None,
-            ),
-            Spill::None => (format!("full output: {total} bytes"), None),
-        };
-        let mut text = String::from_utf8_lossy(head).into_owned();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("[… {cut} bytes cut; {where_} …]\n"));
-        text.push_str(&String::from_utf8_lossy(tail));
-        (text, path)
-    }
-}
-
-/// The length of `bytes` without a character cut at its end.
-fn complete_prefix(bytes: &[u8]) -> usize {
-    match std::str::from_utf8(bytes) {
-        Err(e) if e.error_len().is_none() => e.valid_up_to(),
-        _ => bytes.len(),
-    }
-}
-
-fn is_continuation(byte: u8) -> bool {
-    byte & 0xC0 == 0x80
 }
 
 enum End {
     Exited(ExitStatus),
     TimedOut,
     Cancelled,
+}
+
+/// Where a long-lived child's stderr goes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StderrTo {
+    /// A pipe the caller reads ([`PipedChild::stderr`]); it must be read, or a chatty child
+    /// blocks once the pipe is full.
+    Piped,
+    /// Appended to a file (an MCP server's log).
+    File(std::fs::File),
+    Null,
+}
+
+/// A long-lived child: what to start.
+#[derive(Debug)]
+pub struct PipedSpec {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// Set on top of mm's environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub stderr: StderrTo,
+}
+
+/// A running long-lived child with piped stdin and stdout, leading its own process group. The
+/// group is SIGKILLed when this is dropped (or on [`kill`](Self::kill)), so a server or a hook
+/// cannot outlive mm's use of it.
+pub struct PipedChild {
+    child: Child,
+    group: Option<GroupGuard>,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
+}
+
+/// Starts a long-lived child (see [`PipedChild`]). Errors as [`run_process`]'s: a program that
+/// cannot be started, a NUL byte, a missing working directory.
+pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
+    let run = ProcessSpec {
+        program: spec.program,
+        args: spec.args,
+        cwd: spec.cwd,
+        timeout: Duration::ZERO,
+    };
+    refuse_nul(&run)?;
+    check_cwd(&run)?;
+    let stderr = match spec.stderr {
+        StderrTo::Piped => Stdio::piped(),
+        StderrTo::File(file) => Stdio::from(file),
+        StderrTo::Null => Stdio::null(),
+    };
+    let mut command = Command::new(&run.program);
+    command
+        .args(&run.args)
+        .envs(spec.env)
+        .current_dir(&run.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .process_group(0);
+    let mut child = command.spawn().map_err(|e| spawn_error(&run, e))?;
+    let group = GroupGuard::new(&child)?;
+    Ok(PipedChild {
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        child,
+        group: Some(group),
+    })
+}
+
+impl PipedChild {
+    /// The group's id (the leader's pid).
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Waits for the leader to exit, then kills what is left of its group.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        self.end_group();
+        Ok(status)
+    }
+
+    /// Kills the whole group and reaps the leader.
+    pub async fn kill(&mut self) {
+        if let Some(group) = &self.group {
+            group.kill();
+        }
+        let _ = tokio::time::timeout(REAP_GRACE, self.child.wait()).await;
+        self.end_group();
+    }
+
+    /// The leader is reaped: kill the rest once, then never again (the id may be reused).
+    fn end_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            group.kill();
+            group.disarm();
+        }
+    }
 }
 
 /// SIGKILLs the child's process group when dropped, so that a cancelled (dropped) future leaves
@@ -353,6 +288,20 @@ fn output_pipe() -> io::Result<(OwnedFd, OwnedFd, OwnedFd)> {
     let (reader, writer) = io::pipe()?;
     let stderr = writer.try_clone()?;
     Ok((reader.into(), writer.into(), stderr.into()))
+}
+
+fn check_cwd(spec: &ProcessSpec) -> io::Result<()> {
+    if spec.cwd.is_dir() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "cannot run {}: the working directory {} does not exist",
+            name(&spec.program),
+            spec.cwd.display()
+        ),
+    ))
 }
 
 fn refuse_nul(spec: &ProcessSpec) -> io::Result<()> {
@@ -404,4 +353,4 @@ fn name(program: &OsStr) -> String {
 
 #[cfg(test)]
 #[path = "process_tests.rs"]
-mod tests;
+pub(crate) mod tests;

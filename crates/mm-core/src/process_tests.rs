@@ -1,25 +1,55 @@
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
 
-fn spec(program: &str, args: &[&str]) -> ProcessSpec {
+pub(crate) fn spec(program: &str, args: &[&str]) -> ProcessSpec {
     ProcessSpec {
         program: program.into(),
         args: args.iter().map(OsString::from).collect(),
         cwd: std::env::temp_dir(),
         timeout: Duration::from_secs(20),
-        max_output: 8000,
     }
 }
 
-fn sh(script: &str) -> ProcessSpec {
+pub(crate) fn sh(script: &str) -> ProcessSpec {
     spec("sh", &["-c", script])
 }
 
-async fn run(spec: &ProcessSpec) -> ProcessOutcome {
-    run_process(spec, &CancellationToken::new(), None)
+/// A finished process with its whole output.
+struct Ran {
+    output: String,
+    exit_code: Option<i32>,
+    timed_out: bool,
+    cancelled: bool,
+    duration: Duration,
+}
+
+async fn run_with(spec: &ProcessSpec, cancel: &CancellationToken) -> io::Result<Ran> {
+    let mut bytes = Vec::new();
+    let mut sink = |chunk: &[u8]| bytes.extend_from_slice(chunk);
+    let outcome = run_process(spec, cancel, &mut sink).await?;
+    Ok(Ran {
+        output: String::from_utf8_lossy(&bytes).into_owned(),
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+        cancelled: outcome.cancelled,
+        duration: outcome.duration,
+    })
+}
+
+async fn run(spec: &ProcessSpec) -> Ran {
+    run_with(spec, &CancellationToken::new())
         .await
         .unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn start_error(spec: &ProcessSpec) -> io::Error {
+    match run_with(spec, &CancellationToken::new()).await {
+        Ok(ran) => panic!("it ran: {}", ran.output),
+        Err(e) => e,
+    }
 }
 
 /// The first line of the output: the pid that `echo $$` printed, which is the group's id.
@@ -96,7 +126,6 @@ async fn stdout_and_stderr_share_one_stream_and_exit_code_is_kept() {
     assert_eq!(outcome.output, "out\nerr\nagain\n");
     assert_eq!(outcome.exit_code, Some(3));
     assert!(!outcome.timed_out && !outcome.cancelled);
-    assert_eq!(outcome.full_output, None);
 }
 
 #[tokio::test]
@@ -132,7 +161,7 @@ async fn cancellation_kills_the_whole_group() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         trigger.cancel();
     });
-    let outcome = run_process(&sh("echo $$; sleep 1000 & sleep 1000"), &cancel, None)
+    let outcome = run_with(&sh("echo $$; sleep 1000 & sleep 1000"), &cancel)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(outcome.cancelled && !outcome.timed_out);
@@ -143,14 +172,14 @@ async fn cancellation_kills_the_whole_group() {
 async fn a_dropped_call_leaves_no_process() {
     let pid = Arc::new(Mutex::new(String::new()));
     let seen = pid.clone();
-    let echo: OutputSink = Arc::new(move |chunk: &[u8]| {
+    let mut echo = move |chunk: &[u8]| {
         if let Ok(mut s) = seen.lock() {
             s.push_str(&String::from_utf8_lossy(chunk));
         }
-    });
+    };
     let spec = sh("echo $$; sleep 1000 & sleep 1000");
     let cancel = CancellationToken::new();
-    let mut call = Box::pin(run_process(&spec, &cancel, Some(echo)));
+    let mut call = Box::pin(run_process(&spec, &cancel, &mut echo));
     // Run the call until the shell has printed its pid and both sleeps are up.
     let mut pgid = None;
     for _ in 0..250 {
@@ -184,131 +213,15 @@ async fn a_background_child_cannot_hold_the_call_open() {
 }
 
 #[tokio::test]
-async fn echo_sees_every_byte_as_it_comes() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let echo: OutputSink = Arc::new(move |chunk: &[u8]| {
-        if let Ok(mut v) = sink.lock() {
-            v.extend_from_slice(chunk);
-        }
-    });
-    let mut spec = sh("seq 1 5000");
-    spec.max_output = 100;
-    let outcome = run_process(&spec, &CancellationToken::new(), Some(echo))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let expected: String = (1..=5000).map(|i| format!("{i}\n")).collect();
-    assert_eq!(
-        seen.lock().map(|v| v.clone()).unwrap_or_default(),
-        expected.as_bytes()
-    );
-    if let Some(path) = outcome.full_output {
-        assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), expected);
-        let _ = std::fs::remove_file(path);
-    } else {
-        panic!("not saved");
-    }
-}
-
-#[tokio::test]
-async fn output_under_the_cap_is_kept_whole() {
-    let mut spec = sh("seq 1 100000");
-    spec.max_output = 10_000_000;
-    let outcome = run(&spec).await;
-    let expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
-    assert!(
-        outcome.output == expected,
-        "{} bytes of {}",
-        outcome.output.len(),
-        expected.len()
-    );
-    assert_eq!(outcome.full_output, None);
-}
-
-#[tokio::test]
-async fn small_overflow_keeps_head_and_tail() {
-    let mut spec = sh("seq 1 1000");
-    spec.max_output = 20;
-    let outcome = run(&spec).await;
-    let path = outcome
-        .full_output
-        .clone()
-        .unwrap_or_else(|| panic!("not saved"));
-    let total: usize = (1..=1000).map(|i: i32| i.to_string().len() + 1).sum();
-    assert_eq!(
-        outcome.output,
-        format!(
-            "1\n2\n3\n4\n5\n[… {} bytes cut; full output ({total} bytes) saved to {} …]\n\n999\n1000\n",
-            total - 20,
-            path.display()
-        )
-    );
-    assert!(path.starts_with(std::env::temp_dir().join("mm-output")));
-    assert!(path.file_name().is_some_and(|n| {
-        n.to_string_lossy()
-            .starts_with(&format!("mm-output-{}-", std::process::id()))
-    }));
-    let _ = std::fs::remove_file(path);
-}
-
-#[tokio::test]
-async fn a_gigabyte_is_streamed_to_a_file_and_memory_stays_bounded() {
-    let mut spec = spec("head", &["-c", "1000000000", "/dev/zero"]);
-    spec.timeout = Duration::from_secs(120);
-    let outcome = run(&spec).await;
-    let path = outcome
-        .full_output
-        .clone()
-        .unwrap_or_else(|| panic!("not saved"));
-    let size = std::fs::metadata(&path).map(|m| m.len());
-    let _ = std::fs::remove_file(&path);
-    assert_eq!(size.ok(), Some(1_000_000_000));
-    assert_eq!(outcome.exit_code, Some(0));
-    let note = format!(
-        "\n[… 999992000 bytes cut; full output (1000000000 bytes) saved to {} …]\n",
-        path.display()
-    );
-    assert!(
-        outcome.output.contains(&note),
-        "{:?}",
-        &outcome.output[3990..4200]
-    );
-    assert_eq!(outcome.output.len(), 8000 + note.len());
-}
-
-#[tokio::test]
-async fn truncation_never_splits_a_character() {
-    // 3000 × "é" (2 bytes each); an odd cap puts both cut points inside a character.
-    let mut spec = sh("i=0; while [ $i -lt 3000 ]; do printf 'é'; i=$((i+1)); done");
-    spec.max_output = 102;
-    let outcome = run(&spec).await;
-    if let Some(path) = &outcome.full_output {
-        let _ = std::fs::remove_file(path);
-    }
-    assert!(!outcome.output.contains('\u{FFFD}'), "{}", outcome.output);
-    let (head, rest) = outcome.output.split_once('\n').unwrap_or_default();
-    assert_eq!(head, "é".repeat(25));
-    assert!(rest.ends_with(&format!("…]\n{}", "é".repeat(25))), "{rest}");
-}
-
-#[tokio::test]
 async fn a_missing_program_is_an_error_naming_it() {
-    let e = run_process(
-        &spec("mm-no-such-program", &[]),
-        &CancellationToken::new(),
-        None,
-    )
-    .await
-    .expect_err("not found");
+    let e = start_error(&spec("mm-no-such-program", &[])).await;
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
     assert_eq!(
         e.to_string(),
         "cannot run mm-no-such-program: no such program on PATH"
     );
 
-    let e = run_process(&spec("./missing.sh", &[]), &CancellationToken::new(), None)
-        .await
-        .expect_err("not found");
+    let e = start_error(&spec("./missing.sh", &[])).await;
     assert_eq!(e.to_string(), "cannot run ./missing.sh: no such file");
 }
 
@@ -316,9 +229,7 @@ async fn a_missing_program_is_an_error_naming_it() {
 async fn a_non_executable_file_is_an_error_naming_it() {
     let file = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
     let program = file.path().to_string_lossy().into_owned();
-    let e = run_process(&spec(&program, &[]), &CancellationToken::new(), None)
-        .await
-        .expect_err("not executable");
+    let e = start_error(&spec(&program, &[])).await;
     assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
     assert_eq!(
         e.to_string(),
@@ -328,16 +239,93 @@ async fn a_non_executable_file_is_an_error_naming_it() {
 
 #[tokio::test]
 async fn a_nul_byte_is_refused_before_spawning() {
-    let e = run_process(
-        &spec("printf", &["%s", "a\0b"]),
-        &CancellationToken::new(),
-        None,
-    )
-    .await
-    .expect_err("NUL");
+    let e = start_error(&spec("printf", &["%s", "a\0b"])).await;
     assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     assert_eq!(
         e.to_string(),
         "cannot run printf: argument 2 contains a NUL byte, which cannot be passed to a program"
+    );
+}
+
+#[tokio::test]
+async fn a_piped_child_talks_over_stdin_and_stdout_and_keeps_stderr_apart() {
+    let mut child = spawn_piped(PipedSpec {
+        program: "sh".into(),
+        args: vec![
+            "-c".into(),
+            "read line; echo \"got $line\"; echo oops >&2".into(),
+        ],
+        cwd: std::env::temp_dir(),
+        env: vec![("MM_TEST_VALUE".into(), "x".into())],
+        stderr: StderrTo::Piped,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+    stdin
+        .write_all(b"hello\n")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(stdin);
+    let mut out = String::new();
+    let mut err = String::new();
+    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("stderr"));
+    stdout
+        .read_to_string(&mut out)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    stderr
+        .read_to_string(&mut err)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = child.wait().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (out.as_str(), err.as_str(), status.code()),
+        ("got hello\n", "oops\n", Some(0))
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_piped_child_takes_its_group_with_it() {
+    let mut child = spawn_piped(PipedSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), "echo $$; sleep 1000 & sleep 1000".into()],
+        cwd: std::env::temp_dir(),
+        env: vec![],
+        stderr: StderrTo::Null,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+    let mut line = vec![0u8; 32];
+    let n = stdout
+        .read(&mut line)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pgid = pgid_of(&String::from_utf8_lossy(&line[..n]));
+    for _ in 0..100 {
+        if live_members(pgid).len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(live_members(pgid).len() >= 2, "the group runs");
+    drop(child);
+    assert_group_gone(pgid).await;
+}
+
+#[test]
+fn a_piped_child_that_cannot_start_names_the_program() {
+    let e = spawn_piped(PipedSpec {
+        program: "mm-no-such-server".into(),
+        args: vec![],
+        cwd: std::env::temp_dir(),
+        env: vec![],
+        stderr: StderrTo::Null,
+    })
+    .err()
+    .unwrap_or_else(|| panic!("it started"));
+    assert_eq!(
+        e.to_string(),
+        "cannot run mm-no-such-server: no such program on PATH"
     );
 }

@@ -1,26 +1,24 @@
-//! The turn loop: send the conversation, run the tool calls of the reply, send the results back,
-//! until the model answers without a call, `max_turns` replies have been asked for, the loop
-//! detector stops it, or the user cancels.
+//! The turn loop: send the conversation, hand the tool calls of the reply to the call pipeline
+//! ([`crate::pipeline`]), send the results back, until the model answers without a call,
+//! `max_turns` replies have been asked for, the loop detector stops it, or the user cancels.
+//! It knows nothing of validation, consent, hooks, truncation or echo.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::Params;
 use crate::config::{Limits, ToolCallMode};
 use crate::events::{Event, EventSink, ToolCallRecord};
-use crate::loop_guard::LoopGuard;
-use crate::permissions::{ConsentAsker, Decision, Permissions, subject};
-use crate::process::OutputSink;
+use crate::hooks::Hooks;
+use crate::permissions::{ConsentAsker, Permissions};
+use crate::pipeline::{CallPipeline, CallState, Consent};
 use crate::provider::{
     ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
-use crate::tools::{Registry, ToolCtx, ToolOutput};
+use crate::tools::Registry;
 
 /// In constrained mode, once the model has made the same call this many times in a row, its
 /// next reply is constrained to an answer. Small models without a tool template (the ones that
@@ -52,6 +50,8 @@ pub struct TurnOptions {
     pub permissions: Permissions,
     /// Who to ask for consent; `None` refuses every call that would ask.
     pub asker: Option<Arc<dyn ConsentAsker>>,
+    /// `hooks:` of the agent file, run around every call.
+    pub hooks: Hooks,
     pub events: EventSink,
     pub cancel: CancellationToken,
 }
@@ -83,7 +83,19 @@ pub async fn run_turn(
         .iter()
         .map(|t| t.params().strict_schema())
         .collect();
-    let mut guard = LoopGuard::default();
+    let consent = Consent::Rules {
+        permissions: opts.permissions.clone(),
+        asker: opts.asker.clone(),
+    };
+    let pipeline = CallPipeline::new(
+        registry,
+        opts.cwd.clone(),
+        opts.limits,
+        consent,
+        opts.events.clone(),
+    )
+    .with_hooks(opts.hooks.clone());
+    let mut calls_state = CallState::default();
     // Constrained mode only: set once the model repeats a call identically, so that its next
     // reply may only be an answer (see `ANSWER_AFTER_REPEATS`).
     let mut answer_only = false;
@@ -134,6 +146,11 @@ pub async fn run_turn(
             result.usage.completion_tokens += usage.completion_tokens;
             result.usage.total_tokens += usage.total_tokens;
         }
+        for message in &reply.warnings {
+            (opts.events)(&Event::Warning {
+                message: message.clone(),
+            });
+        }
         if reply.finish_reason.as_deref() == Some("length") {
             (opts.events)(&Event::Warning {
                 message: format!(
@@ -164,23 +181,15 @@ pub async fn run_turn(
 
         let mut calls = reply.tool_calls.iter();
         while let Some(call) = calls.next() {
-            (opts.events)(&Event::ToolCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            });
-            let repeats = guard.observe(&call.name, &call.arguments);
-            if repeats >= ANSWER_AFTER_REPEATS
+            let (outcome, record) = pipeline.handle(call, &mut calls_state, &opts.cancel).await;
+            if outcome.repeats >= ANSWER_AFTER_REPEATS
                 && provider.tool_call_mode() == ToolCallMode::Constrained
             {
                 answer_only = true;
             }
-            if repeats >= opts.limits.loop_threshold {
-                let why = format!(
-                    "The call {}({}) was made {repeats} times in a row; it was not run and the turn was stopped.",
-                    call.name, call.arguments
-                );
-                answer(messages, call, why.clone());
+            result.tool_calls.extend(record);
+            answer(messages, call, outcome.content);
+            if let Some(why) = outcome.stopped {
                 for rest in calls.by_ref() {
                     answer(messages, rest, "Not run: the turn was stopped.".into());
                 }
@@ -188,33 +197,7 @@ pub async fn run_turn(
                 result.message = Some(why);
                 return Ok(result);
             }
-            let started = Instant::now();
-            let mut output = handle_call(registry, call, opts).await;
-            if repeats >= 3 {
-                output.content.push_str(&format!(
-                    "\n\nNote: you have made this exact call {repeats} times in a row. \
-                     Do not repeat it: change the arguments or answer the user."
-                ));
-            }
-            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            (opts.events)(&Event::ToolResult {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                ok: output.ok,
-                exit_code: output.exit_code,
-                duration_ms,
-                content: output.content.clone(),
-            });
-            result.tool_calls.push(ToolCallRecord {
-                name: call.name.clone(),
-                arguments: serde_json::from_str(&call.arguments)
-                    .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-                ok: output.ok,
-                exit_code: output.exit_code,
-                duration_ms,
-            });
-            answer(messages, call, output.content);
-            if output.cancelled || opts.cancel.is_cancelled() {
+            if outcome.cancelled || opts.cancel.is_cancelled() {
                 for rest in calls.by_ref() {
                     answer(messages, rest, "Not run: the user interrupted.".into());
                 }
@@ -242,89 +225,4 @@ fn answer(messages: &mut Vec<Message>, call: &ToolCall, content: String) {
         name: call.name.clone(),
         content,
     });
-}
-
-/// Validates, asks consent for and runs one call. Every failure is an answer the model reads.
-async fn handle_call(registry: &Registry, call: &ToolCall, opts: &TurnOptions) -> ToolOutput {
-    let Some(tool) = registry.get(&call.name) else {
-        let names: Vec<String> = registry.iter().map(|t| t.spec().name.clone()).collect();
-        return refusal(format!(
-            "There is no tool named {:?}. The tools are: {}.",
-            call.name,
-            names.join(", ")
-        ));
-    };
-    let params: &Params = tool.params();
-    let args = match params.validate(&call.arguments) {
-        Ok(args) => args,
-        Err(invalid) => return refusal(invalid.render(&call.name, params)),
-    };
-    match opts.permissions.decide(&call.name, &args) {
-        Decision::Allow => {}
-        Decision::Deny => return refusal("The user did not allow this call.".into()),
-        Decision::Ask => {
-            let summary = subject(&call.name, &args);
-            let answer = match &opts.asker {
-                Some(asker) => {
-                    let asker = asker.clone();
-                    let name = call.name.clone();
-                    tokio::task::spawn_blocking(move || asker.ask(&name, &summary))
-                        .await
-                        .unwrap_or(None)
-                }
-                None => None,
-            };
-            match answer {
-                Some(true) => {}
-                Some(false) => return refusal("The user did not allow this call.".into()),
-                None => {
-                    return refusal(
-                        "The user did not allow this call: it needs consent and there is no one to ask \
-                         (mm runs without a terminal; the user can allow it with `allow:` or --yolo)."
-                            .into(),
-                    );
-                }
-            }
-        }
-    }
-    let ctx = ToolCtx {
-        cwd: opts.cwd.clone(),
-        cancel: opts.cancel.clone(),
-        echo: Some(echo_sink(
-            opts.events.clone(),
-            call.id.clone(),
-            opts.limits.max_output,
-        )),
-        max_output: opts.limits.max_output,
-    };
-    tool.run(&args, &ctx).await
-}
-
-fn refusal(content: String) -> ToolOutput {
-    ToolOutput {
-        content,
-        ok: false,
-        ..ToolOutput::default()
-    }
-}
-
-/// Forwards a running tool's output to the user, up to `cap` bytes (the model gets head and
-/// tail anyway; a tool printing a gigabyte must not flood the terminal or a log).
-fn echo_sink(events: EventSink, id: String, cap: usize) -> OutputSink {
-    let shown = Arc::new(AtomicUsize::new(0));
-    Arc::new(move |chunk: &[u8]| {
-        let before = shown.fetch_add(chunk.len(), Ordering::Relaxed);
-        if before >= cap {
-            return;
-        }
-        let take = chunk.len().min(cap - before);
-        let mut bytes = chunk[..take].to_vec();
-        if before + chunk.len() > cap {
-            bytes.extend_from_slice(b"\n[... more output not shown here ...]\n");
-        }
-        events(&Event::ToolOutput {
-            id: id.clone(),
-            chunk: bytes,
-        });
-    })
 }

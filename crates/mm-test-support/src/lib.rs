@@ -4,7 +4,8 @@
 //! order, one per request — as SSE when the request says `"stream": true`, else as one JSON body
 //! — and records every request body. It runs on its own thread and Tokio runtime, so plain
 //! `#[test]` functions (which drive the real `mm` binary as a child process) can use it, and it
-//! stops when dropped. It also serves `GET /v1/models` and llama-server's `GET /props`.
+//! stops when dropped. It also serves `GET /v1/models` and llama-server's `GET /props` (and
+//! counts the latter: [`ScriptedServer::props_count`]).
 //!
 //! When a request asks for constrained output (`response_format` or llama-server's `grammar`),
 //! replies are rendered the way a grammar-constrained server would produce them: a tool call as the text
@@ -72,6 +73,8 @@ struct Shared {
     /// Ids of the tool calls sent, with the number of the reply that sent them.
     sent_calls: Mutex<Vec<(usize, String)>>,
     count: AtomicUsize,
+    /// `GET /props` requests received.
+    props_count: AtomicUsize,
     props: Option<PropsInfo>,
 }
 
@@ -126,6 +129,7 @@ impl ServerBuilder {
             authorizations: Mutex::new(Vec::new()),
             sent_calls: Mutex::new(Vec::new()),
             count: AtomicUsize::new(0),
+            props_count: AtomicUsize::new(0),
             props: self.props,
         });
         let (stop, stopped) = oneshot::channel::<()>();
@@ -201,6 +205,11 @@ impl ScriptedServer {
     /// How many chat requests were received.
     pub fn request_count(&self) -> usize {
         self.shared.count.load(Ordering::SeqCst)
+    }
+
+    /// How many `GET /props` requests were received (answered or not).
+    pub fn props_count(&self) -> usize {
+        self.shared.props_count.load(Ordering::SeqCst)
     }
 
     /// How many replies of the script were not served.
@@ -291,6 +300,7 @@ async fn models() -> Response {
 }
 
 async fn props(State(shared): State<Arc<Shared>>) -> Response {
+    shared.props_count.fetch_add(1, Ordering::SeqCst);
     let Some(props) = shared.props else {
         return (StatusCode::NOT_FOUND, Body::from("Not Found")).into_response();
     };

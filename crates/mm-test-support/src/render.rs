@@ -50,6 +50,13 @@ pub(crate) async fn render(mut reply: Reply, request: &Value, number: usize) -> 
             (status, [(header::CONTENT_TYPE, kind)], body.clone()).into_response()
         }
         Kind::RawSse(body) => sse(vec![Ok(Bytes::from(body.clone()))]),
+        Kind::CommentsForever(interval) => {
+            let interval = *interval;
+            sse_stream(futures::stream::unfold((), move |()| async move {
+                tokio::time::sleep(interval).await;
+                Some((Ok(Bytes::from_static(b": keep-alive\n\n")), ()))
+            }))
+        }
         Kind::RawJson(body) => json_response(body.clone()),
         Kind::Garbage if stream => sse([
             "data: this is not JSON\n\n",

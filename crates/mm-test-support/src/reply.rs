@@ -25,6 +25,8 @@ pub(crate) enum Kind {
     Broken,
     Slow(Duration, Box<Reply>),
     Hang,
+    /// 200, then an SSE comment every so often, never a `data:` line nor an end.
+    CommentsForever(Duration),
     /// A raw SSE body, sent as it is whatever the request asked.
     RawSse(String),
     /// A raw 200 JSON body, sent as it is whatever the request asked.
@@ -86,6 +88,12 @@ impl Reply {
     /// Never answers (the connection stays open until the client gives up).
     pub fn hang() -> Self {
         Self::of(Kind::Hang)
+    }
+
+    /// 200 and SSE headers, then `: keep-alive` every `interval`, forever: the stream is never
+    /// silent, and never says anything.
+    pub fn comments_forever(interval: Duration) -> Self {
+        Self::of(Kind::CommentsForever(interval))
     }
 
     /// A raw SSE body (`data: …\n\n` lines), for server quirks the builders do not cover.

@@ -4,6 +4,8 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use mm_core::ConsentAsker;
 
+use crate::render::escape::line;
+
 /// Asks on stderr and reads the answer from stdin, when both are a terminal.
 pub struct TerminalAsker;
 
@@ -17,7 +19,14 @@ impl TerminalAsker {
 impl ConsentAsker for TerminalAsker {
     fn ask(&self, tool: &str, summary: &str) -> Option<bool> {
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\nAllow {tool}: {summary}\n  [y]es / [n]o > ");
+        // Escaped: the dialog shows exactly what will run, whatever control characters the
+        // model put in it.
+        let _ = write!(
+            err,
+            "\nAllow {}: {}\n  [y]es / [n]o > ",
+            line(tool),
+            line(summary)
+        );
         let _ = err.flush();
         let mut line = String::new();
         match std::io::stdin().lock().read_line(&mut line) {

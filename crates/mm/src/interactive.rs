@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use mm_core::provider::Message;
 use mm_core::{EventSink, StopReason, run_turn};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::Cli;
 use crate::render::human::Human;
 use crate::setup::Env;
+use crate::signals::Watch;
 use crate::{Failure, exit};
 
-pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
+pub async fn run(cli: &Cli, env: Env, watch: &Watch) -> Result<u8, Failure> {
+    watch.set_interactive();
     let provider = env.provider(!cli.no_stream)?;
     let human = Arc::new(Human::new(true));
     let events: EventSink = Arc::new(move |event| human.event(event));
@@ -42,19 +43,12 @@ pub async fn run(cli: &Cli, env: Env) -> Result<u8, Failure> {
             continue;
         }
         messages.push(Message::User(text.trim().to_string()));
-        // A fresh token per turn: Ctrl-C cancels this turn only.
-        let cancel = CancellationToken::new();
-        let watcher = {
-            let cancel = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    cancel.cancel();
-                }
-            })
-        };
-        let opts = env.turn_options(events.clone(), cancel);
+        // A fresh token per turn: Ctrl-C cancels this turn only; SIGTERM and SIGHUP end mm.
+        let opts = env.turn_options(events.clone(), watch.start_turn());
         let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
-        watcher.abort();
+        if let Some(signal) = watch.end_turn() {
+            return Ok(signal.exit_code());
+        }
         match outcome {
             Ok(result) if result.stop_reason == StopReason::Done => {}
             Ok(result) => eprintln!("\nmm: {}", result.message.unwrap_or_default()),

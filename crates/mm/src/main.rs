@@ -1,6 +1,6 @@
 //! `mm`: the command-line front of mm-core. Parses flags, resolves the agent, renders events and
 //! maps outcomes to exit codes (0 done, 1 runtime failure, 2 usage or agent-file error, 3 turn
-//! stopped, 130 interrupted).
+//! stopped, 130 / 143 / 129 ended by SIGINT / SIGTERM / SIGHUP).
 
 mod cli;
 mod consent;
@@ -8,6 +8,7 @@ mod interactive;
 mod print;
 mod render;
 mod setup;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     pub const STOPPED: u8 = 3;
     pub const INTERRUPTED: u8 = 130;
+    pub const TERMINATED: u8 = 143;
+    pub const HANGUP: u8 = 129;
 }
 
 /// A failure with the exit code it maps to; its message is printed as one line.
@@ -64,20 +67,35 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
-            eprintln!("mm: {}", failure.message);
+            // Server error bodies end up in messages: escaped like everything else drawn.
+            eprintln!("mm: {}", render::escape::line(&failure.message));
             ExitCode::from(failure.code)
         }
     }
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
+    // Before anything can start a tool, so that no signal ends mm without killing its group.
+    let signals = signals::Signals::install()
+        .map_err(|e| Failure::runtime(format!("cannot handle signals: {e}")))?;
+    let watch = signals::Watch::default();
+    tokio::select! {
+        biased;
+        // Dropping the run here, not `std::process::exit`, is what kills a running tool's group
+        // (its guard's drop) when mm cannot wait for the turn to end.
+        signal = signals::until_abandoned(signals, watch.clone()) => Ok(signal.exit_code()),
+        outcome = dispatch(cli, &watch) => outcome,
+    }
+}
+
+async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
     let env = setup::resolve(&cli)?;
     match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
         None => match &cli.print {
-            Some(prompt) => print::run(&cli, env, prompt).await,
-            None => interactive::run(&cli, env).await,
+            Some(prompt) => print::run(&cli, env, prompt, watch).await,
+            None => interactive::run(&cli, env, watch).await,
         },
     }
 }

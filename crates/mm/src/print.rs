@@ -6,20 +6,23 @@ use std::time::Instant;
 
 use mm_core::provider::Message;
 use mm_core::{EventSink, StopReason, run_turn};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::{Cli, OutputFormat};
 use crate::render::{human::Human, json};
 use crate::setup::{Env, write_stdout};
+use crate::signals::Watch;
 use crate::{Failure, exit};
 
-pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
+pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8, Failure> {
     let prompt = if prompt == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| Failure::usage(format!("cannot read the prompt from stdin: {e}")))?;
-        text
+        // Off the runtime's thread: a signal must end mm while it waits for stdin.
+        tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map(|_| text)
+        })
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?
+        .map_err(|e| Failure::usage(format!("cannot read the prompt from stdin: {e}")))?
     } else {
         prompt.to_string()
     };
@@ -27,8 +30,6 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
         return Err(Failure::usage("the prompt is empty"));
     }
     let provider = env.provider(!cli.no_stream)?;
-    let cancel = CancellationToken::new();
-    watch_interrupts(cancel.clone());
 
     let format = cli.output_format;
     let human = Arc::new(Human::new(false));
@@ -38,13 +39,14 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
             json::event_line(event);
         }
     });
-    let opts = env.turn_options(events, cancel);
+    let opts = env.turn_options(events, watch.start_turn());
     let mut messages = vec![
         Message::System(env.instructions().to_string()),
         Message::User(prompt),
     ];
     let started = Instant::now();
     let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
+    let ending = watch.end_turn();
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let result = match outcome {
@@ -88,23 +90,11 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str) -> Result<u8, Failure> {
     if let Some(message) = &result.message {
         eprintln!("mm: {message}");
     }
-    Ok(match result.stop_reason {
-        StopReason::Done => exit::OK,
-        StopReason::MaxTurns | StopReason::Loop => exit::STOPPED,
-        StopReason::Cancelled => exit::INTERRUPTED,
+    // A signal decides the code even when the turn ended before it saw the cancellation.
+    Ok(match (ending, result.stop_reason) {
+        (Some(signal), _) => signal.exit_code(),
+        (None, StopReason::Done) => exit::OK,
+        (None, StopReason::MaxTurns | StopReason::Loop) => exit::STOPPED,
+        (None, StopReason::Cancelled) => exit::INTERRUPTED,
     })
-}
-
-/// The first Ctrl-C cancels the turn (the running tool's process group is killed and mm exits
-/// 130); a second one exits at once.
-pub fn watch_interrupts(cancel: CancellationToken) {
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-        cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(i32::from(exit::INTERRUPTED));
-        }
-    });
 }

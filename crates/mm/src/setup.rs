@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mm_core::provider::{Provider, ProviderConfig};
 use mm_core::{
-    AgentConfig, ConsentAsker, EventSink, Permissions, Registry, TurnOptions, load_agent,
+    AgentConfig, ConsentAsker, EventSink, Hooks, Permissions, Registry, TurnOptions, load_agent,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -48,6 +48,7 @@ impl Env {
                 allow: self.config.allow.clone(),
             },
             asker: TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>),
+            hooks: Hooks::new(self.config.hooks.clone()),
             events,
             cancel,
         }
@@ -95,7 +96,12 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         config.model = model.clone();
     }
     if let Some(url) = &cli.base_url {
-        config.base_url = url.clone();
+        // Checked like the agent-file key: a typo is a usage error now, not seconds of retries.
+        config.base_url = mm_core::base_url(url).ok_or_else(|| {
+            Failure::usage(format!(
+                "--base-url: `{url}` is not an http(s) URL; write like http://127.0.0.1:8080/v1"
+            ))
+        })?;
     }
     if cli.yolo {
         config.yolo = true;

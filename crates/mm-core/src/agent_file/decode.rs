@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::AgentFileError;
 use super::yaml::{Entry, Kind, Node};
 use crate::config::{AgentConfig, Limits, ToolCallMode};
-use crate::tools::BUILTIN_NAMES;
+use crate::tools::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS};
 
 pub(super) type Result<T> = std::result::Result<T, AgentFileError>;
 
@@ -40,6 +40,10 @@ pub(super) struct Cx {
     /// The agent file's folder, absolute.
     dir: PathBuf,
     pub warnings: Vec<AgentFileError>,
+    /// Keys that parse but that nothing implements yet, in file order: using one is an error
+    /// (a configured MCP server or skill folder that is silently ignored misleads), reported
+    /// once the whole file is known to be well formed.
+    pub unsupported: Vec<AgentFileError>,
 }
 
 impl Cx {
@@ -55,6 +59,7 @@ impl Cx {
             file,
             dir: clean(&dir),
             warnings: Vec::new(),
+            unsupported: Vec::new(),
         }
     }
 
@@ -153,8 +158,20 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "allow" => config.allow = allow(cx, value, key)?,
         "builtins" => config.builtins = Some(builtins(cx, value, key)?),
         "tools" => config.tools = super::tools::tools(cx, value, key)?,
-        "skills" => config.skills = super::extras::skills(cx, value, key)?,
-        "mcp" => config.mcp = super::extras::mcp(cx, value, key)?,
+        "skills" => {
+            config.skills = super::extras::skills(cx, value, key)?;
+            if !config.skills.is_empty() {
+                let e = cx.err(entry.line, key, format!("skills are {NOT_YET}"));
+                cx.unsupported.push(e);
+            }
+        }
+        "mcp" => {
+            config.mcp = super::extras::mcp(cx, value, key)?;
+            if !config.mcp.is_empty() {
+                let e = cx.err(entry.line, key, format!("MCP servers are {NOT_YET}"));
+                cx.unsupported.push(e);
+            }
+        }
         "hooks" => config.hooks = super::extras::hooks(cx, value, key)?,
         "limits" => config.limits = limits(cx, value, key)?,
         "instructions" if markdown => {
@@ -192,7 +209,10 @@ fn limits(cx: &Cx, node: &Node, path: &str) -> Result<Limits> {
     Ok(limits)
 }
 
-fn builtins(cx: &Cx, node: &Node, path: &str) -> Result<Vec<String>> {
+/// The end of the message for a key that nothing implements yet.
+const NOT_YET: &str = "not supported yet in this version of mm; remove the key";
+
+fn builtins(cx: &mut Cx, node: &Node, path: &str) -> Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     for (i, item) in list(cx, node, path)?.iter().enumerate() {
         let key = index(path, i);
@@ -206,6 +226,17 @@ fn builtins(cx: &Cx, node: &Node, path: &str) -> Result<Vec<String>> {
         }
         if names.contains(&name) {
             return Err(cx.err(item.line, &key, format!("`{name}` is listed twice")));
+        }
+        if !IMPLEMENTED_BUILTINS.contains(&name.as_str()) {
+            let e = cx.err(
+                item.line,
+                &key,
+                format!(
+                    "the built-in `{name}` is {NOT_YET}; built-ins available now: {}",
+                    IMPLEMENTED_BUILTINS.join(", ")
+                ),
+            );
+            cx.unsupported.push(e);
         }
         names.push(name);
     }
@@ -231,19 +262,16 @@ fn allow(cx: &Cx, node: &Node, path: &str) -> Result<Vec<String>> {
 
 fn http_url(cx: &Cx, node: &Node, path: &str) -> Result<String> {
     let text = non_empty_string(cx, node, path)?;
-    match reqwest::Url::parse(&text) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {
-            Ok(text.trim_end_matches('/').to_string())
-        }
-        _ => Err(cx.err(
+    crate::config::base_url(&text).ok_or_else(|| {
+        cx.err(
             node.line,
             path,
             format!(
                 "{} is not an http(s) URL; write like http://127.0.0.1:8080/v1",
                 node.describe()
             ),
-        )),
-    }
+        )
+    })
 }
 
 fn env_name(cx: &Cx, node: &Node, path: &str) -> Result<String> {

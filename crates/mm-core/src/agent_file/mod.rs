@@ -66,6 +66,19 @@ pub fn load_agent(path: &Path) -> Result<AgentConfig, AgentFileError> {
 /// plain YAML, anything else Markdown. Relative paths in the file (programs, skills) resolve
 /// against the folder of `path`, made absolute from the current directory when relative.
 pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileError> {
+    let (config, mut unsupported) = parse_shape(path, text)?;
+    if !unsupported.is_empty() {
+        return Err(unsupported.remove(0));
+    }
+    Ok(config)
+}
+
+/// Parses and checks everything, and returns apart the uses of keys that are not built yet
+/// (`skills`, `mcp`, `hooks`, built-ins not written yet).
+fn parse_shape(
+    path: &Path,
+    text: &str,
+) -> Result<(AgentConfig, Vec<AgentFileError>), AgentFileError> {
     let file = path.display().to_string();
     let fail = |line: usize, message: String| AgentFileError {
         file: file.clone(),
@@ -107,10 +120,11 @@ pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileErro
     };
     let mut cx = decode::Cx::new(file.clone(), path);
     let config = decode::agent(&mut cx, root.as_ref(), body)?;
-    Ok(AgentConfig {
+    let config = AgentConfig {
         path: Some(path.to_path_buf()),
         ..config
-    })
+    };
+    Ok((config, cx.unsupported))
 }
 
 enum FrontMatter<'a> {

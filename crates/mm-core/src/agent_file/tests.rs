@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::parse_agent;
+use super::{parse_agent, parse_shape};
 use crate::args::{ParamSpec, ParamType};
 use crate::config::{AgentConfig, McpTransport, ToolCallMode, placeholders};
 
@@ -11,9 +11,10 @@ fn parse(name: &str, text: &str) -> Result<AgentConfig, String> {
     parse_agent(Path::new(name), text).map_err(|e| e.to_string())
 }
 
+/// The config of a well-formed file, keys that are not built yet included.
 fn ok(text: &str) -> AgentConfig {
-    match parse("/srv/agents/ops.md", text) {
-        Ok(config) => config,
+    match parse_shape(Path::new("/srv/agents/ops.md"), text) {
+        Ok((config, _)) => config,
         Err(e) => panic!("unexpected error: {e}"),
     }
 }
@@ -149,6 +150,14 @@ errors! {
         "ops.md:2: tools: expected a mapping of tool names to tools, found a list; to choose built-in tools, use `builtins:`";
     too_long_timeout: &format!("{TOOL}    command: [x]\n    timeout: 25h\n") =>
         "ops.md:6: tools.release.timeout: \"25h\" is longer than the maximum, 24h";
+    skills_not_yet: "skills: [./skills]\n" =>
+        "ops.md:2: skills: skills are not supported yet in this version of mm; remove the key";
+    mcp_not_yet: "model: m\nmcp:\n  proj: {url: \"http://127.0.0.1:3000/mcp\"}\n" =>
+        "ops.md:3: mcp: MCP servers are not supported yet in this version of mm; remove the key";
+    builtin_not_yet: "builtins: [bash, read_file]\n" =>
+        "ops.md:2: builtins[1]: the built-in `read_file` is not supported yet in this version of mm; remove the key; built-ins available now: bash";
+    shape_errors_come_first: "skills: [./skills]\nlimits: {loop: 0}\n" =>
+        "ops.md:3: limits.loop: must be at least 1, found 0";
     skills_not_list: "skills: 3\n" =>
         "ops.md:2: skills: expected a list, found 3";
 }
@@ -512,8 +521,8 @@ fn anchors_prefixes_and_hook_timeouts() {
         c.hooks.pre_tool_call[0].program,
         PathBuf::from("/srv/agents/g.sh")
     );
-    let c = parse(
-        "/a/ops.yaml",
+    let (c, _) = parse_shape(
+        Path::new("/a/ops.yaml"),
         "hooks:\n  preToolCall:\n    - {command: &h [./h.sh], timeout: 5s}\n  postToolCall:\n    - {command: *h}\nmcp:\n  files: {command: [srv], prefix: fs, env: {A: b}}\n",
     )
     .unwrap();

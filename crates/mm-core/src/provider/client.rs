@@ -1,5 +1,5 @@
 //! The HTTP side: one `POST {base_url}/chat/completions` per attempt, retries with backoff,
-//! timeouts, cancellation, and the reading of errors into one clear line.
+//! timeouts and the reply deadline, cancellation, and the reading of errors into one clear line.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::assemble::{Assembler, CallIds};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
+use super::props::{self, ServerInfo};
 use super::sse::{SseEvent, SseParser};
-use super::wire::{self, Completion, Props, WireMessage, WireTool};
+use super::wire::{self, Completion, WireMessage, WireTool};
 use super::{
     ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,
 };
@@ -22,8 +23,6 @@ use crate::tools::ToolSpec;
 
 /// Longest wait for a TCP connection (or `config.timeout` when shorter).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest wait for `GET /props`.
-const PROPS_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest non-SSE body read as a whole reply to a streaming request.
 const MAX_WHOLE_REPLY: usize = 16 << 20;
 /// Longest delay between two attempts, whatever `Retry-After` or the backoff say.
@@ -33,22 +32,11 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 pub struct Provider {
     config: ProviderConfig,
     http: reqwest::Client,
-    /// What `GET /props` told, read once (llama-server; other servers leave it empty).
+    /// What `GET /props` told, read once when the mode needs it (see [`props::needed`]).
     server: OnceCell<ServerInfo>,
     ids: CallIds,
     /// The server refused `max_tokens` and asked for `max_completion_tokens`.
     completion_tokens_field: AtomicBool,
-}
-
-/// What the server says about itself.
-#[derive(Debug, Clone, Copy, Default)]
-struct ServerInfo {
-    /// `chat_template_caps.supports_tool_calls`.
-    template_tools: Option<bool>,
-    /// `default_generation_settings.n_ctx`.
-    n_ctx: Option<u64>,
-    /// `/props` looks like llama-server's: its `grammar` field can be used.
-    llama_server: bool,
 }
 
 /// Why an attempt failed, and whether another may succeed.
@@ -69,14 +57,22 @@ impl Failure {
 }
 
 impl Provider {
+    /// A provider for `config.base_url`. Sends nothing yet. For an `https` URL this reads the
+    /// system's CA certificates (and fails when there are none); any other URL never speaks TLS
+    /// and reads none.
     pub fn new(config: ProviderConfig) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT.min(config.timeout))
-            .build()
-            .map_err(|e| ProviderError::Connect {
-                url: config.base_url.clone(),
-                detail: root_cause(&e),
-            })?;
+        let mut builder =
+            reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT.min(config.timeout));
+        if !is_https(&config.base_url) {
+            // An empty root store instead of the platform verifier, which loads every CA
+            // certificate of the system when the client is built (half of mm's start-up) and
+            // refuses to build on a machine that has none, though plain http needs no TLS.
+            builder = builder.tls_certs_only([]);
+        }
+        let http = builder.build().map_err(|e| ProviderError::Connect {
+            url: config.base_url.clone(),
+            detail: root_cause(&e),
+        })?;
         Ok(Self {
             config,
             http,
@@ -91,7 +87,8 @@ impl Provider {
     }
 
     /// The context size in tokens: [`ProviderConfig::context_size`] when set, else llama-server's
-    /// `/props` once read (at the first [`chat`](Self::chat) or [`probe`](Self::probe)).
+    /// `/props` once read (in `auto` and `constrained` modes only, at the first
+    /// [`chat`](Self::chat) with tools or at [`probe`](Self::probe)); `None` in native mode.
     pub fn context_size(&self) -> Option<u64> {
         self.config
             .context_size
@@ -100,8 +97,12 @@ impl Provider {
 
     /// Reads the server's `/props` now rather than at the first [`chat`](Self::chat), so that
     /// [`context_size`](Self::context_size) and [`tool_call_mode`](Self::tool_call_mode) are known
-    /// up front. Does nothing once read; a server without `/props` is not an error.
+    /// up front — when the mode uses `/props` at all: in native mode this sends nothing. Does
+    /// nothing once read; a server without `/props` is not an error.
     pub async fn probe(&self, cancel: &CancellationToken) -> Result<(), ProviderError> {
+        if self.config.mode == ToolCallMode::Native {
+            return Ok(());
+        }
         cancellable(cancel, self.server_info()).await.map(|_| ())
     }
 
@@ -193,19 +194,43 @@ impl Provider {
         }
     }
 
+    /// One request and its reply, within [`ProviderConfig::reply_deadline`].
     async fn attempt(
         &self,
         request: &ChatRequest<'_>,
         strict: &[Value],
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<ChatResponse, Failure> {
-        let info = self.server_info().await;
+        let info = if props::needed(self.config.mode, request) {
+            self.server_info().await
+        } else {
+            ServerInfo::default()
+        };
         let mode = match self.config.mode {
             ToolCallMode::Auto => Self::auto_mode(&info),
             mode => mode,
         };
         let constrained = mode == ToolCallMode::Constrained && !request.tools.is_empty();
-        let body = self.body(request, strict, constrained, &info);
+        // The idle timeout alone never fires on a stream of `: keep-alive` comments.
+        let deadline = self.config.reply_deadline;
+        tokio::time::timeout(
+            deadline,
+            self.exchange(request, strict, constrained, &info, on_delta),
+        )
+        .await
+        .map_err(|_| Failure::Fatal(ProviderError::Deadline(deadline)))?
+    }
+
+    /// Sends the request and reads the whole reply.
+    async fn exchange(
+        &self,
+        request: &ChatRequest<'_>,
+        strict: &[Value],
+        constrained: bool,
+        info: &ServerInfo,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, Failure> {
+        let body = self.body(request, strict, constrained, info);
         let mut builder = self.http.post(self.url("chat/completions")).json(&body);
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
@@ -217,12 +242,12 @@ impl Provider {
                 .await
                 .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))?
                 .map_err(|e| self.send_failure(&e))?;
-            let response = self.check_status(response, &info).await?;
+            let response = self.check_status(response, info).await?;
             self.read_stream(response, &mut assembler, on_delta).await?;
         } else {
             let text = tokio::time::timeout(timeout, async {
                 let response = builder.send().await.map_err(|e| self.send_failure(&e))?;
-                let response = self.check_status(response, &info).await?;
+                let response = self.check_status(response, info).await?;
                 response
                     .text()
                     .await
@@ -344,7 +369,7 @@ impl Provider {
         }
     }
 
-    /// A whole JSON reply.
+    /// A whole JSON reply: its tool calls are complete, not fragments.
     fn take_whole(
         &self,
         text: &str,
@@ -361,7 +386,7 @@ impl Provider {
             let info = self.server.get().copied().unwrap_or_default();
             return Err(self.reported_failure(error, &info));
         }
-        assembler.push(completion, on_delta);
+        assembler.push_whole(completion, on_delta);
         Ok(())
     }
 
@@ -483,48 +508,14 @@ impl Provider {
         format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
     }
 
-    /// llama-server's `/props` lives beside `/v1`, not under it.
-    fn props_url(&self) -> String {
-        let base = self.config.base_url.trim_end_matches('/');
-        format!("{}/props", base.strip_suffix("/v1").unwrap_or(base))
-    }
-
     /// Reads `/props` once. A server without it (or that says nothing useful) leaves the info
     /// empty for good; one that cannot be reached is asked again next time.
     async fn server_info(&self) -> ServerInfo {
-        let read = self.server.get_or_try_init(|| self.read_props()).await;
+        let read = self
+            .server
+            .get_or_try_init(|| props::read(&self.http, &self.config))
+            .await;
         read.copied().unwrap_or_default()
-    }
-
-    async fn read_props(&self) -> Result<ServerInfo, ()> {
-        let mut builder = self.http.get(self.props_url());
-        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-            builder = builder.bearer_auth(key);
-        }
-        let limit = PROPS_TIMEOUT.min(self.config.timeout);
-        let response = match tokio::time::timeout(limit, builder.send()).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(_)) | Err(_) => return Err(()),
-        };
-        if !response.status().is_success() {
-            return Ok(ServerInfo::default());
-        }
-        let text = tokio::time::timeout(limit, response.text())
-            .await
-            .map_err(|_| ())?
-            .map_err(|_| ())?;
-        let props: Props = serde_json::from_str(&text).unwrap_or_default();
-        let info = ServerInfo {
-            llama_server: props.default_generation_settings.is_some()
-                || props.chat_template_caps.is_some(),
-            template_tools: props
-                .chat_template_caps
-                .as_ref()
-                .and_then(|caps| caps.supports_tool_calls),
-            n_ctx: props.n_ctx(),
-        };
-        tracing::debug!(?info, "read the server's /props");
-        Ok(info)
     }
 }
 
@@ -545,4 +536,11 @@ fn broken(error: &reqwest::Error) -> ProviderError {
         "the connection broke during the reply: {}",
         root_cause(error)
     ))
+}
+
+/// Whether `url` needs TLS (its scheme is `https`, in any case).
+fn is_https(url: &str) -> bool {
+    url.trim_start()
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
 }

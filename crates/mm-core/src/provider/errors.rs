@@ -93,12 +93,13 @@ fn numbers_in_message(body: &str) -> (Option<u64>, Option<u64>) {
     let Some(at) = body.find("exceeds the available context size") else {
         return (None, None);
     };
+    // The digits right before " tokens". Every index here comes from `find` or from trimming
+    // whole characters, so each slice is on a character boundary whatever the body holds (a byte
+    // offset + 1 after a multi-byte character once panicked here).
     let tokens = |text: &str| -> Option<u64> {
-        let end = text.find(" tokens")?;
-        let start = text[..end]
-            .rfind(|c: char| !c.is_ascii_digit())
-            .map_or(0, |i| i + 1);
-        text[start..end].parse().ok()
+        let head = &text[..text.find(" tokens")?];
+        let digits = &head[head.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+        digits.parse().ok()
     };
     let before = &body[..at];
     let prompt = before
@@ -167,5 +168,34 @@ mod tests {
         assert_eq!(error_text(None, ""), "(empty body)");
         let long = "x".repeat(500);
         assert_eq!(error_text(None, &long).chars().count(), MAX_ERROR_CHARS + 1);
+        let wide = "é".repeat(500);
+        assert_eq!(error_text(None, &wide).chars().count(), MAX_ERROR_CHARS + 1);
+    }
+
+    #[test]
+    fn a_multi_byte_character_before_the_numbers_does_not_panic() {
+        for body in [
+            "request (é4476 tokens) exceeds the available context size (€4096 tokens)",
+            "request (😀 tokens) exceeds the available context size (日本 tokens)",
+            "exceeds the available context size (",
+            "(é tokens exceeds the available context size é tokens",
+        ] {
+            let detail = overflow_detail(None, body, None).unwrap_or_default();
+            assert!(
+                detail.contains("raise the server's context size"),
+                "{detail}"
+            );
+        }
+        let detail = overflow_detail(
+            None,
+            "request (é4476 tokens) exceeds the available context size (€4096 tokens)",
+            None,
+        );
+        assert_eq!(
+            detail
+                .as_deref()
+                .map(|d| d.split(';').next().unwrap_or_default()),
+            Some("the prompt has 4476 tokens and the server's context is 4096 tokens")
+        );
     }
 }

@@ -10,6 +10,7 @@ mod client;
 mod constrained;
 mod errors;
 mod gbnf;
+mod props;
 mod sse;
 mod text_calls;
 mod think;
@@ -86,6 +87,9 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
+    /// What was odd about the reply, one sentence each, for the user: an empty reply, a reply
+    /// with no choices, a tool call without a name (dropped). Empty for a normal reply.
+    pub warnings: Vec<String>,
 }
 
 /// Pieces of the reply as they stream in, for display.
@@ -102,6 +106,10 @@ pub enum StreamDelta {
     },
 }
 
+/// [`ProviderConfig::reply_deadline`] unless set: longer than any reply a local model writes
+/// within `max_tokens`, short enough that a stuck server does not hold mm for good.
+pub const DEFAULT_REPLY_DEADLINE: Duration = Duration::from_secs(600);
+
 /// How to reach the server.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
@@ -111,8 +119,13 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     pub mode: ToolCallMode,
     pub stream: bool,
-    /// Per request; a stream that stays silent this long is an error too.
+    /// Per request; a stream that stays silent this long is an error too (an idle timeout:
+    /// every chunk, even an SSE comment, restarts it).
     pub timeout: Duration,
+    /// The longest one reply may take, from sending the request to its last byte, however
+    /// busy the stream looks: a server that sends `: keep-alive` comments forever is stopped
+    /// here. Default 10 minutes.
+    pub reply_deadline: Duration,
     /// Attempts after the first on connection errors, 429 and 5xx.
     pub retries: u32,
     /// The first backoff delay (doubled each retry).
@@ -131,6 +144,7 @@ impl ProviderConfig {
             mode: ToolCallMode::Auto,
             stream: true,
             timeout: Duration::from_secs(300),
+            reply_deadline: DEFAULT_REPLY_DEADLINE,
             retries: 3,
             backoff: Duration::from_millis(500),
             context_size: None,
@@ -152,6 +166,9 @@ pub enum ProviderError {
     BadReply(String),
     #[error("the model server did not answer within {0:?}")]
     Timeout(Duration),
+    /// [`ProviderConfig::reply_deadline`] passed while the reply was still coming.
+    #[error("the model server's reply did not end within {0:?} (the reply deadline)")]
+    Deadline(Duration),
     #[error("cancelled")]
     Cancelled,
 }

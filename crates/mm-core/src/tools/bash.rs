@@ -6,9 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::declared::run_to_output;
-use super::{Tool, ToolCtx, ToolKind, ToolOutput, ToolSpec};
+use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
 use crate::args::{ParamSpec, ParamType, Params};
+use crate::output::Output;
 use crate::process::ProcessSpec;
 
 /// Seconds a command may run when the model does not say.
@@ -76,11 +76,10 @@ impl Tool for BashTool {
     fn kind(&self) -> ToolKind {
         ToolKind::Builtin
     }
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx) -> ToolOutput {
-        let answer = |content: &str| ToolOutput {
-            content: content.into(),
-            ok: false,
-            ..Default::default()
+    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+        let mut answer = |content: &str| {
+            out.write_str(content);
+            Outcome::Failed
         };
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return answer("bash was not run: command is missing.");
@@ -98,9 +97,8 @@ impl Tool for BashTool {
             args: vec!["-c".into(), "--".into(), command.into()],
             cwd: ctx.cwd.clone(),
             timeout: Duration::from_secs(timeout),
-            max_output: ctx.max_output,
         };
-        run_to_output(&spec, ctx).await
+        run_in(&spec, ctx, out).await
     }
 }
 
@@ -110,7 +108,7 @@ mod tests {
 
     use super::*;
 
-    async fn bash(raw: &str) -> ToolOutput {
+    async fn bash(raw: &str) -> (String, Outcome) {
         let tool = BashTool::new();
         let args = tool
             .params()
@@ -119,10 +117,10 @@ mod tests {
         let ctx = ToolCtx {
             cwd: std::env::temp_dir(),
             cancel: CancellationToken::new(),
-            echo: None,
-            max_output: 8000,
         };
-        tool.run(&args, &ctx).await
+        let mut out = Output::new(8000);
+        let outcome = tool.run(&args, &ctx, &mut out).await;
+        (out.finish().text, outcome)
     }
 
     #[test]
@@ -139,34 +137,33 @@ mod tests {
     #[tokio::test]
     async fn runs_a_command_line_with_its_exit_code() {
         let out = bash(r#"{"command":"echo one | tr o O; echo two >&2; exit 3"}"#).await;
-        assert_eq!(
-            (out.content.as_str(), out.ok, out.exit_code),
-            ("One\ntwo\nexit code 3", false, Some(3))
-        );
+        assert_eq!(out, ("One\ntwo\n".to_string(), Outcome::Exit(3)));
     }
 
     #[tokio::test]
     async fn a_leading_dash_is_still_the_command() {
-        let out = bash(r#"{"command":"-x"}"#).await;
-        assert!(
-            out.content.contains("-x: command not found"),
-            "{}",
-            out.content
-        );
-        assert_eq!(out.exit_code, Some(127));
+        let (content, outcome) = bash(r#"{"command":"-x"}"#).await;
+        assert!(content.contains("-x: command not found"), "{content}");
+        assert_eq!(outcome, Outcome::Exit(127));
     }
 
     #[tokio::test]
     async fn the_timeout_is_the_models_and_kills() {
         let out = bash(r#"{"command":"echo start; sleep 30","timeout":"1"}"#).await;
         assert_eq!(
-            (out.content.as_str(), out.timed_out),
-            ("start\ntimed out after 1s", true)
+            out,
+            (
+                "start\n".to_string(),
+                Outcome::TimedOut(Duration::from_secs(1))
+            )
         );
         let out = bash(r#"{"command":"true","timeout":0}"#).await;
         assert_eq!(
-            out.content,
-            "bash was not run: timeout must be at least 1 second."
+            out,
+            (
+                "bash was not run: timeout must be at least 1 second.".to_string(),
+                Outcome::Failed
+            )
         );
     }
 }

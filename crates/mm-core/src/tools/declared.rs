@@ -5,15 +5,15 @@
 //! therefore never add an argument, chain a command or redirect output.
 
 use std::ffi::OsString;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::{Tool, ToolCtx, ToolKind, ToolOutput, ToolSpec};
-use crate::args::Params;
+use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
+use crate::args::{Params, render_value};
 use crate::config::{DeclaredToolConfig, placeholders};
-use crate::process::{ProcessOutcome, ProcessSpec, run_process};
+use crate::output::Output;
+use crate::process::ProcessSpec;
 
 /// Closes every declared tool's description: small models otherwise pack all the arguments into
 /// the first field (measured on mellum2-12b, see docs/tools.md).
@@ -69,15 +69,12 @@ impl Tool for DeclaredTool {
     fn kind(&self) -> ToolKind {
         ToolKind::Declared
     }
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx) -> ToolOutput {
+    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let argv = match self.argv(args) {
             Ok(argv) => argv,
             Err(answer) => {
-                return ToolOutput {
-                    content: answer,
-                    ok: false,
-                    ..Default::default()
-                };
+                out.write_str(&answer);
+                return Outcome::Failed;
             }
         };
         let spec = ProcessSpec {
@@ -85,9 +82,8 @@ impl Tool for DeclaredTool {
             args: argv,
             cwd: ctx.cwd.clone(),
             timeout: self.config.timeout,
-            max_output: ctx.max_output,
         };
-        run_to_output(&spec, ctx).await
+        run_in(&spec, ctx, out).await
     }
 }
 
@@ -117,67 +113,11 @@ fn substitute(entry: &str, args: &Map<String, Value>, params: &Params) -> Option
             continue;
         }
         out.push_str(&entry[copied..range.start]);
-        out.push_str(&render(args.get(name)?));
+        out.push_str(&render_value(args.get(name)?));
         copied = range.end;
     }
     out.push_str(&entry[copied..]);
     Some(out)
-}
-
-/// A value as program text: strings as they are, integers in decimal, numbers in their shortest
-/// JSON form, booleans as `true`/`false`.
-fn render(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Runs `spec` for a tool and words the result for the model (shared with `bash`).
-pub(super) async fn run_to_output(spec: &ProcessSpec, ctx: &ToolCtx) -> ToolOutput {
-    match run_process(spec, &ctx.cancel, ctx.echo.clone()).await {
-        Ok(outcome) => outcome_to_output(outcome, spec.timeout),
-        // Could not start (not found, not executable…): the model reads why.
-        Err(e) => ToolOutput {
-            content: e.to_string(),
-            ok: false,
-            ..Default::default()
-        },
-    }
-}
-
-/// The output, then one line saying how it ended when that was not a plain exit 0.
-fn outcome_to_output(outcome: ProcessOutcome, timeout: Duration) -> ToolOutput {
-    let ending = if outcome.timed_out {
-        Some(format!("timed out after {}s", timeout.as_secs_f64()))
-    } else if outcome.cancelled {
-        Some("cancelled".to_string())
-    } else {
-        match outcome.exit_code {
-            Some(0) => None,
-            Some(code) => Some(format!("exit code {code}")),
-            None => Some("killed by a signal".to_string()),
-        }
-    };
-    let mut content = outcome.output;
-    match &ending {
-        Some(line) => {
-            if !content.is_empty() && !content.ends_with('\n') {
-                content.push('\n');
-            }
-            content.push_str(line);
-        }
-        // An empty result reads to a small model as if nothing happened.
-        None if content.is_empty() => content.push_str("(no output)"),
-        None => {}
-    }
-    ToolOutput {
-        content,
-        ok: ending.is_none(),
-        exit_code: outcome.exit_code,
-        timed_out: outcome.timed_out,
-        cancelled: outcome.cancelled,
-    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::args::{ParamSpec, ParamType};
+use crate::tools::Outcome;
 
 fn param(name: &str, ty: ParamType, required: bool) -> ParamSpec {
     ParamSpec {
@@ -61,20 +63,29 @@ fn ctx() -> ToolCtx {
     ToolCtx {
         cwd: std::env::temp_dir(),
         cancel: CancellationToken::new(),
-        echo: None,
-        max_output: 8000,
     }
 }
 
-async fn call(tool: &DeclaredTool, raw: &str) -> ToolOutput {
+/// A run's output and whether it succeeded.
+struct Ran {
+    content: String,
+    ok: bool,
+}
+
+async fn call(tool: &DeclaredTool, raw: &str) -> Ran {
     let args = tool
         .params()
         .validate(raw)
         .unwrap_or_else(|e| panic!("{:?}", e.problems));
-    tool.run(&args, &ctx()).await
+    let mut out = Output::new(8000);
+    let outcome = tool.run(&args, &ctx(), &mut out).await;
+    Ran {
+        content: out.finish().text,
+        ok: outcome == Outcome::Success,
+    }
 }
 
-fn entries(output: &ToolOutput) -> Vec<&str> {
+fn entries(output: &Ran) -> Vec<&str> {
     output.content.split_terminator('\0').collect()
 }
 
@@ -177,42 +188,29 @@ async fn a_missing_program_is_answered() {
     );
 }
 
-#[test]
-fn endings_are_reported_on_their_own_line() {
-    let outcome = |output: &str, exit_code, timed_out, cancelled| ProcessOutcome {
-        output: output.into(),
-        exit_code,
-        timed_out,
-        cancelled,
-        full_output: None,
-        duration: Duration::ZERO,
-    };
-    let t = Duration::from_secs(60);
-    let cases = [
-        (outcome("done\n", Some(0), false, false), "done\n", true),
-        (outcome("", Some(0), false, false), "(no output)", true),
-        (
-            outcome("oops", Some(3), false, false),
-            "oops\nexit code 3",
-            false,
-        ),
-        (outcome("", Some(3), false, false), "exit code 3", false),
-        (
-            outcome("tick\n", None, true, false),
-            "tick\ntimed out after 60s",
-            false,
-        ),
-        (
-            outcome("tick\n", None, false, true),
-            "tick\ncancelled",
-            false,
-        ),
-        (outcome("", None, false, false), "killed by a signal", false),
-    ];
-    for (outcome, content, ok) in cases {
-        let out = outcome_to_output(outcome, t);
-        assert_eq!((out.content.as_str(), out.ok), (content, ok));
+#[tokio::test]
+async fn numbers_reach_the_program_in_their_shortest_form() {
+    for (sent, expected) in [
+        ("3.0", "--ratio=3"),
+        ("-0.0", "--ratio=0"),
+        ("2.50", "--ratio=2.5"),
+        ("\"3.0\"", "--ratio=3"),
+        ("1e3", "--ratio=1000"),
+        ("1e300", "--ratio=1e300"),
+        ("-7", "--ratio=-7"),
+    ] {
+        let raw = format!(r#"{{"version":"1","channel":"stable","ratio":{sent}}}"#);
+        let out = call(&release("printf"), &raw).await;
+        assert_eq!(entries(&out)[3], expected, "{sent}");
     }
-    let half = outcome_to_output(outcome("", None, true, false), Duration::from_millis(500));
-    assert_eq!(half.content, "timed out after 0.5s");
+    let out = call(
+        &release("printf"),
+        r#"{"version":1.50,"channel":"stable","level":4.0}"#,
+    )
+    .await;
+    // A number for a string keeps its spelling; an integral float for an integer is an integer.
+    assert_eq!(
+        entries(&out)[..3],
+        ["1.50", "--channel=stable", "--level=4"]
+    );
 }

@@ -1,11 +1,12 @@
 //! Tools: what the model can call. Built-ins, declared tools (and later MCP tools) share one
-//! trait, one validator ([`crate::Params`]) and one process runner.
+//! trait, one validator ([`crate::Params`]), one process runner and one call pipeline.
 
 mod bash;
 mod declared;
 mod registry;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -13,11 +14,12 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::Params;
-use crate::process::OutputSink;
+use crate::output::Output;
+use crate::process::{ProcessOutcome, ProcessSpec, run_process};
 
 pub use bash::BashTool;
 pub use declared::DeclaredTool;
-pub use registry::{BUILTIN_NAMES, Registry};
+pub use registry::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS, Registry};
 
 /// A tool exactly as the model sees it (the OpenAI `function` object).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,17 +39,47 @@ pub enum ToolKind {
     Mcp,
 }
 
-/// What running a tool produced: the text the model reads, and facts for the user and reports.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ToolOutput {
-    /// The result text sent to the model (output, then `exit code N` / `timed out after Ns` /
-    /// `cancelled` when so).
-    pub content: String,
-    /// False when the tool failed (non-zero exit, timeout, cancellation, error).
-    pub ok: bool,
-    pub exit_code: Option<i32>,
-    pub timed_out: bool,
-    pub cancelled: bool,
+/// How a tool's run ended. The call pipeline words it for the model (`exit code N`, `timed out
+/// after Ns`, `cancelled`); the tool itself only writes its output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Done: exit code 0, or a tool that is not a process and succeeded.
+    Success,
+    /// The program exited with this non-zero code.
+    Exit(i32),
+    /// Killed by a signal mm did not send.
+    Killed,
+    TimedOut(Duration),
+    Cancelled,
+    /// The tool could not do its job (a program that cannot start, a refused value, an MCP
+    /// tool error); its output says why.
+    Failed,
+}
+
+impl Outcome {
+    /// The outcome of a process run to its end.
+    pub fn of_process(outcome: &ProcessOutcome, timeout: Duration) -> Self {
+        if outcome.timed_out {
+            Outcome::TimedOut(timeout)
+        } else if outcome.cancelled {
+            Outcome::Cancelled
+        } else {
+            match outcome.exit_code {
+                Some(0) => Outcome::Success,
+                Some(code) => Outcome::Exit(code),
+                None => Outcome::Killed,
+            }
+        }
+    }
+
+    pub fn exit_code(self) -> Option<i32> {
+        match self {
+            Outcome::Success => Some(0),
+            Outcome::Exit(code) => Some(code),
+            _ => None,
+        }
+    }
 }
 
 /// What a running tool may use.
@@ -55,15 +87,13 @@ pub struct ToolOutput {
 pub struct ToolCtx {
     /// mm's working directory.
     pub cwd: PathBuf,
-    /// Fired on Ctrl-C: the running process group is killed.
+    /// Fired on Ctrl-C (or a signal): the tool stops and reports [`Outcome::Cancelled`].
     pub cancel: CancellationToken,
-    /// The user's live view of the output.
-    pub echo: Option<OutputSink>,
-    /// `limits.max_output`.
-    pub max_output: usize,
 }
 
-/// A tool the model can call.
+/// A tool the model can call. A tool only *runs*: it writes its output to `out` and says how it
+/// ended. Validation, consent, hooks, truncation and echo are the call pipeline's, the same for
+/// every kind of tool.
 #[async_trait]
 pub trait Tool: Send + Sync {
     /// What the model sees.
@@ -71,7 +101,20 @@ pub trait Tool: Send + Sync {
     /// What arguments are checked against before the tool runs.
     fn params(&self) -> &Params;
     fn kind(&self) -> ToolKind;
-    /// Runs the tool with validated, coerced arguments. Failures are reported in the output (the
-    /// model reads them); this never returns an error.
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx) -> ToolOutput;
+    /// Runs the tool with validated, coerced arguments. Failures are written to `out` (the model
+    /// reads them) and reported as an [`Outcome`]; this never returns an error.
+    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome;
+}
+
+/// Runs a process for a tool, its output into `out` (shared by `bash` and declared tools).
+pub(crate) async fn run_in(spec: &ProcessSpec, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    let mut sink = |chunk: &[u8]| out.write(chunk);
+    match run_process(spec, &ctx.cancel, &mut sink).await {
+        Ok(outcome) => Outcome::of_process(&outcome, spec.timeout),
+        // Could not start (not found, not executable…): the model reads why.
+        Err(e) => {
+            out.write_str(&e.to_string());
+            Outcome::Failed
+        }
+    }
 }

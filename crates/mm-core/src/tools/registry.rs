@@ -18,6 +18,10 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "todo",
 ];
 
+/// The built-ins that exist in this version; naming another one in `builtins:` is an
+/// agent-file error until it is written.
+pub const IMPLEMENTED_BUILTINS: &[&str] = &["bash"];
+
 /// The tools offered to the model, in the order they are offered.
 #[derive(Default, Clone)]
 pub struct Registry {

@@ -1,37 +1,43 @@
 //! The echo people read on stderr: each call, its output as it runs, and how it ended.
+//!
+//! Everything drawn here came from the model, a tool or a server, so all of it goes through
+//! [`escape`]: a control sequence is shown, never obeyed.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
 
 use mm_core::Event;
 
+use super::escape::{self, block, line};
+
 /// Writes events to stderr for a person. `show_text` also prints the model's text as it streams
 /// (interactive mode); print mode keeps stdout for the final answer only.
 pub struct Human {
     show_text: bool,
-    /// Calls whose output was echoed (the others show their result text instead).
-    echoed: Mutex<HashSet<String>>,
+    /// Calls whose output was echoed (the others show their result text instead), each with
+    /// the escaper that holds a character split between chunks.
+    echoed: Mutex<HashMap<String, escape::Stream>>,
 }
 
 impl Human {
     pub fn new(show_text: bool) -> Self {
         Self {
             show_text,
-            echoed: Mutex::new(HashSet::new()),
+            echoed: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn event(&self, event: &Event) {
         let mut err = std::io::stderr().lock();
         let _ = match event {
-            Event::TextDelta { text } if self.show_text => write!(err, "{text}"),
+            Event::TextDelta { text } if self.show_text => write!(err, "{}", block(text)),
             // Print mode: the narration that comes with tool calls; the answer itself goes to stdout.
             Event::AssistantMessage { text, is_final } if !self.show_text => {
                 if *is_final {
                     Ok(())
                 } else {
-                    writeln!(err, "{}", text.trim_end())
+                    writeln!(err, "{}", block(text.trim_end()))
                 }
             }
             Event::AssistantMessage { .. } => writeln!(err),
@@ -42,18 +48,20 @@ impl Human {
             } => {
                 writeln!(
                     err,
-                    "mm: {error} (retry {attempt} in {:.1}s)",
+                    "mm: {} (retry {attempt} in {:.1}s)",
+                    line(error),
                     *delay_ms as f64 / 1000.0
                 )
             }
             Event::ToolCall {
                 name, arguments, ..
-            } => writeln!(err, "● {name} {arguments}"),
+            } => writeln!(err, "● {} {}", line(name), line(arguments)),
             Event::ToolOutput { id, chunk } => {
-                if let Ok(mut echoed) = self.echoed.lock() {
-                    echoed.insert(id.clone());
-                }
-                err.write_all(chunk)
+                let shown = match self.echoed.lock() {
+                    Ok(mut echoed) => echoed.entry(id.clone()).or_default().push(chunk),
+                    Err(_) => String::from_utf8_lossy(chunk).into_owned(),
+                };
+                err.write_all(shown.as_bytes())
             }
             Event::ToolResult {
                 id,
@@ -63,9 +71,20 @@ impl Human {
                 content,
                 ..
             } => {
-                let echoed = self.echoed.lock().map(|e| e.contains(id)).unwrap_or(false);
-                if !echoed && !content.is_empty() {
-                    let _ = writeln!(err, "{}", indent(content));
+                let held = self
+                    .echoed
+                    .lock()
+                    .ok()
+                    .and_then(|mut e| e.remove(id))
+                    .map(|mut stream| stream.finish());
+                match held {
+                    Some(rest) => {
+                        let _ = err.write_all(rest.as_bytes());
+                    }
+                    None if !content.is_empty() => {
+                        let _ = writeln!(err, "{}", indent(&block(content)));
+                    }
+                    None => {}
                 }
                 let how = match (ok, exit_code) {
                     (true, _) => "ok".to_string(),
@@ -74,7 +93,7 @@ impl Human {
                 };
                 writeln!(err, "└ {how} ({duration_ms} ms)")
             }
-            Event::Warning { message } => writeln!(err, "mm: warning: {message}"),
+            Event::Warning { message } => writeln!(err, "mm: warning: {}", line(message)),
             _ => Ok(()),
         };
     }

@@ -1,4 +1,6 @@
-//! Rendering of turn events: `human` (stderr echo for people), `json` (stream-json lines).
+//! Rendering of turn events: `human` (stderr echo for people), `json` (stream-json lines), and
+//! `escape`, which every model-supplied string drawn on a terminal goes through.
 
+pub mod escape;
 pub mod human;
 pub mod json;

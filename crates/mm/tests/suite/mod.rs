@@ -6,6 +6,7 @@ mod e2e;
 mod output;
 mod processes;
 mod provider_errors;
+mod signals;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,214 @@
+//! `bash:` prefix rules: a deliberately small reading of a command line (docs/permissions.md).
+//!
+//! A rule such as `bash:git status*` may only allow a line that is **one simple command** whose
+//! first words are the rule's words. Bash's grammar is large and every corner of it that we
+//! misread is a way to run a second command without asking, so this module does not try to
+//! parse bash. It splits a line into words honouring `'…'`, `"…"` and `\x`, and *refuses* the
+//! whole line at the first thing that could make bash do more than run one program with those
+//! words as its arguments: an operator, a substitution, an expansion, a comment, a keyword, a
+//! leading assignment, a control character. A refused line matches no rule, so it asks.
+//!
+//! The invariant that makes this safe: whatever this module accepts, bash turns into exactly one
+//! command whose argv starts with the same words. The only bash transformations left on an
+//! accepted line are quote removal (which we do too) and glob, brace and tilde expansion of
+//! unquoted `* ? [ ] { } ~`, which may turn one word into several *arguments* but never run
+//! anything. Words compared with the rule's words must therefore contain none of those
+//! unquoted; the arguments after them may.
+
+/// Why a line is not one simple command that this module understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NotSimple {
+    /// Nothing but blanks.
+    Empty,
+    /// A control character (newline, carriage return, escape, …), quoted or not: a newline
+    /// separates commands, and the rest have no business in a rule-allowed line.
+    Control,
+    /// An unquoted `; & | < > ( )`: lists, pipelines, background jobs, redirections, here-docs,
+    /// process substitution, subshells and arithmetic all start with one of these.
+    Operator,
+    /// A backtick, quoted or not: command substitution.
+    Substitution,
+    /// A `$` outside single quotes: `$(…)`, `$((…))`, `${…}`, `$VAR`, `$'…'`, `$"…"`.
+    Expansion,
+    /// An unquoted `#` starting a word: the rest of the line is a comment.
+    Comment,
+    /// A quote that is never closed.
+    Unterminated,
+    /// A backslash at the end of the line.
+    TrailingBackslash,
+    /// The first word holds an unquoted `=`: an assignment (`PAGER=x git log`), which changes
+    /// the program's environment or, alone, runs nothing.
+    Assignment,
+    /// The first word is a reserved word (`if`, `time`, `{`, `[[`, `!`, …): not a simple command.
+    Keyword,
+}
+
+/// Bash's reserved words: a line starting with one is a compound command or a pipeline prefix.
+const KEYWORDS: &[&str] = &[
+    "!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "in", "select", "then", "time", "until", "while",
+];
+
+/// One word of a line, after quote removal.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Word {
+    /// The word as the program would receive it, if it contains no unquoted pattern character.
+    pub(super) value: String,
+    /// How many unquoted `* ? [ ] { } ~` it holds: bash may expand those into other words.
+    pub(super) patterns: usize,
+    /// Whether any part of it was quoted or escaped (`''` is a word, an empty one).
+    quoted: bool,
+    /// Whether its last character is an unquoted `*` (the "more arguments" mark of a rule).
+    star_last: bool,
+    /// Whether it holds an unquoted `=` (an assignment when it is the first word).
+    unquoted_eq: bool,
+}
+
+impl Word {
+    fn push_quoted(&mut self, c: char) {
+        self.value.push(c);
+        self.quoted = true;
+        self.star_last = false;
+    }
+
+    fn push_unquoted(&mut self, c: char) {
+        self.value.push(c);
+        let pattern = matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '~');
+        self.patterns += usize::from(pattern);
+        self.star_last = c == '*';
+        self.unquoted_eq |= c == '=';
+    }
+}
+
+/// Characters one at a time, refusing control characters wherever they appear (tab is a blank).
+struct Chars<'a>(std::str::Chars<'a>);
+
+impl Chars<'_> {
+    fn next(&mut self) -> Result<Option<char>, NotSimple> {
+        match self.0.next() {
+            Some(c) if c.is_control() && c != '\t' => Err(NotSimple::Control),
+            other => Ok(other),
+        }
+    }
+}
+
+/// Splits `line` into the words of one simple command, or says why it is not one.
+pub(super) fn split(line: &str) -> Result<Vec<Word>, NotSimple> {
+    let mut chars = Chars(line.chars());
+    let mut words = Vec::new();
+    // `None` between words; a word starts at its first character, quote or escape.
+    let mut current: Option<Word> = None;
+    while let Some(c) = chars.next()? {
+        match c {
+            ' ' | '\t' => words.extend(current.take()),
+            ';' | '&' | '|' | '<' | '>' | '(' | ')' => return Err(NotSimple::Operator),
+            '`' => return Err(NotSimple::Substitution),
+            '$' => return Err(NotSimple::Expansion),
+            '#' if current.is_none() => return Err(NotSimple::Comment),
+            '\\' => {
+                let escaped = chars.next()?.ok_or(NotSimple::TrailingBackslash)?;
+                current.get_or_insert_default().push_quoted(escaped);
+            }
+            '\'' => {
+                let word = current.get_or_insert_default();
+                word.quoted = true;
+                word.star_last = false;
+                loop {
+                    match chars.next()?.ok_or(NotSimple::Unterminated)? {
+                        '\'' => break,
+                        c => word.push_quoted(c),
+                    }
+                }
+            }
+            '"' => double_quoted(&mut chars, current.get_or_insert_default())?,
+            c => current.get_or_insert_default().push_unquoted(c),
+        }
+    }
+    words.extend(current);
+    let first = words.first().ok_or(NotSimple::Empty)?;
+    if first.unquoted_eq {
+        return Err(NotSimple::Assignment);
+    }
+    if KEYWORDS.contains(&first.value.as_str()) {
+        return Err(NotSimple::Keyword);
+    }
+    Ok(words)
+}
+
+/// The rest of a `"…"` after its opening quote. Inside, bash still expands `$` and backticks
+/// (refused here), and a backslash escapes only `$`, a backtick, `"` and `\` (and a newline,
+/// refused as a control character); before anything else it stays a backslash.
+fn double_quoted(chars: &mut Chars<'_>, word: &mut Word) -> Result<(), NotSimple> {
+    word.quoted = true;
+    word.star_last = false;
+    loop {
+        match chars.next()?.ok_or(NotSimple::Unterminated)? {
+            '"' => return Ok(()),
+            '$' => return Err(NotSimple::Expansion),
+            '`' => return Err(NotSimple::Substitution),
+            '\\' => match chars.next()?.ok_or(NotSimple::Unterminated)? {
+                c @ ('$' | '`' | '"' | '\\') => word.push_quoted(c),
+                c => {
+                    word.push_quoted('\\');
+                    word.push_quoted(c);
+                }
+            },
+            c => word.push_quoted(c),
+        }
+    }
+}
+
+/// A parsed `bash:` rule: the words a line must start with, and whether more may follow.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct BashRule {
+    prefix: Vec<String>,
+    more: bool,
+}
+
+impl BashRule {
+    /// Reads the pattern of a `bash:PATTERN` entry with the same tokenizer as command lines. An
+    /// unquoted `*` ending the pattern means "any further arguments"; a pattern that is not one
+    /// simple command, or that holds another unquoted `* ? [ ] { } ~`, is no rule at all
+    /// (`None`) and allows nothing.
+    pub(super) fn parse(pattern: &str) -> Option<Self> {
+        let mut words = split(pattern).ok()?;
+        let mut more = false;
+        if let Some(last) = words.last_mut().filter(|w| w.star_last) {
+            last.value.pop();
+            last.patterns -= 1;
+            last.star_last = false;
+            more = true;
+            if last.value.is_empty() && !last.quoted {
+                words.pop();
+            }
+        }
+        if words.iter().any(|w| w.patterns > 0) {
+            return None;
+        }
+        let prefix = words.into_iter().map(|w| w.value).collect();
+        Some(Self { prefix, more })
+    }
+
+    /// Whether `line` is one simple command whose first words are this rule's words, with no
+    /// more words unless the rule ends in `*`.
+    pub(super) fn matches(&self, line: &str) -> bool {
+        let Ok(words) = split(line) else {
+            return false;
+        };
+        let count_ok = if self.more {
+            words.len() >= self.prefix.len()
+        } else {
+            words.len() == self.prefix.len()
+        };
+        count_ok
+            && self
+                .prefix
+                .iter()
+                .zip(&words)
+                .all(|(want, word)| word.patterns == 0 && word.value == *want)
+    }
+}
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

@@ -1,0 +1,320 @@
+//! The one call pipeline: every tool call of every kind (built-in, declared, MCP) goes through
+//! the same steps, in this order:
+//!
+//! ```text
+//! look up → validate/coerce (args) → loop guard → consent → preToolCall hook → run
+//!         → truncate + save full output → echo → postToolCall hook → result
+//! ```
+//!
+//! Tools only *run* ([`crate::Tool::run`] writes to an [`Output`] and returns an
+//! [`Outcome`]); everything else is here, once. Every step that refuses a call answers it in
+//! text, as the tool's result, so the model can correct itself. The turn loop only hands calls
+//! in and results out; `mm serve` uses the same pipeline without consent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Limits;
+use crate::events::{Event, EventSink, ToolCallRecord};
+use crate::hooks::Hooks;
+use crate::loop_guard::LoopGuard;
+use crate::output::Output;
+use crate::permissions::{ConsentAsker, Decision, Permissions, subject};
+use crate::provider::ToolCall;
+use crate::tools::{Outcome, Registry, Tool, ToolCtx};
+
+/// From the third identical call in a row on, the result tells the model it is repeating itself
+/// (SPEC §7).
+const WARN_REPEATS_FROM: u32 = 3;
+
+/// Who decides whether a call may run.
+#[derive(Clone)]
+pub enum Consent {
+    /// `yolo` and `allow:` rules; a call they do not allow is asked of `asker`, and refused
+    /// when there is no one to ask.
+    Rules {
+        permissions: Permissions,
+        asker: Option<Arc<dyn ConsentAsker>>,
+    },
+    /// Nothing asks: the caller already holds the user's consent (`mm serve`: the MCP client
+    /// asks its own user).
+    Granted,
+}
+
+/// What a call's result is, for the model and the reports.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallResult {
+    /// The text sent to the model as the tool's result.
+    pub content: String,
+    /// False when the call was refused or the tool failed (non-zero exit, timeout, …).
+    pub ok: bool,
+    pub exit_code: Option<i32>,
+    /// The user interrupted the call.
+    pub cancelled: bool,
+    /// How many times in a row this exact call has now been made.
+    pub repeats: u32,
+    /// Set when the loop detector stopped the turn at this call (it was not run): why.
+    pub stopped: Option<String>,
+    /// Where the full output was saved, when it was cut.
+    pub full_output: Option<PathBuf>,
+}
+
+/// The state the pipeline keeps across the calls of one turn.
+#[derive(Debug, Default)]
+pub struct CallState {
+    guard: LoopGuard,
+}
+
+/// Takes calls through every step. Built once per turn (or per server, for `mm serve`).
+pub struct CallPipeline<'a> {
+    registry: &'a Registry,
+    cwd: PathBuf,
+    limits: Limits,
+    consent: Consent,
+    hooks: Hooks,
+    events: EventSink,
+}
+
+impl<'a> CallPipeline<'a> {
+    pub fn new(
+        registry: &'a Registry,
+        cwd: PathBuf,
+        limits: Limits,
+        consent: Consent,
+        events: EventSink,
+    ) -> Self {
+        Self {
+            registry,
+            cwd,
+            limits,
+            consent,
+            hooks: Hooks::default(),
+            events,
+        }
+    }
+
+    /// Runs `hooks` around every call.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Handles one call: reports it ([`Event::ToolCall`], output chunks, [`Event::ToolResult`])
+    /// and returns its result with the record for the final report. A call the loop detector
+    /// stops is not run and not reported as a result.
+    pub async fn handle(
+        &self,
+        call: &ToolCall,
+        state: &mut CallState,
+        cancel: &CancellationToken,
+    ) -> (CallResult, Option<ToolCallRecord>) {
+        (self.events)(&Event::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let started = Instant::now();
+        let checked = self.check(call);
+        let repeats = state.guard.observe(&call.name, &call.arguments);
+        if repeats >= self.limits.loop_threshold {
+            let why = format!(
+                "The call {}({}) was made {repeats} times in a row; it was not run and the turn was stopped.",
+                call.name, call.arguments
+            );
+            let result = CallResult {
+                content: why.clone(),
+                repeats,
+                stopped: Some(why),
+                ..CallResult::default()
+            };
+            return (result, None);
+        }
+        let mut result = match checked {
+            Err(answer) => refused(answer),
+            Ok((tool, args)) => self.consent_and_run(call, tool, &args, cancel).await,
+        };
+        result.repeats = repeats;
+        if repeats >= WARN_REPEATS_FROM {
+            result.content.push_str(&format!(
+                "\n\nNote: you have made this exact call {repeats} times in a row. \
+                 Do not repeat it: change the arguments or answer the user."
+            ));
+        }
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        (self.events)(&Event::ToolResult {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            ok: result.ok,
+            exit_code: result.exit_code,
+            duration_ms,
+            content: result.content.clone(),
+        });
+        let record = ToolCallRecord {
+            name: call.name.clone(),
+            arguments: serde_json::from_str(&call.arguments)
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            ok: result.ok,
+            exit_code: result.exit_code,
+            duration_ms,
+        };
+        (result, Some(record))
+    }
+
+    /// Look-up and validation: the tool and its coerced arguments, or the answer to the model.
+    fn check(&self, call: &ToolCall) -> Result<(&'a Arc<dyn Tool>, Map<String, Value>), String> {
+        let Some(tool) = self.registry.get(&call.name) else {
+            let names: Vec<String> = self
+                .registry
+                .iter()
+                .map(|t| t.spec().name.clone())
+                .collect();
+            return Err(format!(
+                "There is no tool named {:?}. The tools are: {}.",
+                call.name,
+                names.join(", ")
+            ));
+        };
+        let params = tool.params();
+        match params.validate(&call.arguments) {
+            Ok(args) => Ok((tool, args)),
+            Err(invalid) => Err(invalid.render(&call.name, params)),
+        }
+    }
+
+    async fn consent_and_run(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn Tool>,
+        args: &Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        if let Err(answer) = self.consent(&call.name, args).await {
+            return refused(answer);
+        }
+        if let Err(answer) = self.hooks.before(&call.name, args, &self.cwd, cancel).await {
+            return refused(answer);
+        }
+        let result = self.run(call, tool, args, cancel).await;
+        let warnings = self
+            .hooks
+            .after(
+                &call.name,
+                args,
+                &result.content,
+                result.exit_code,
+                &self.cwd,
+                cancel,
+            )
+            .await;
+        for message in warnings {
+            (self.events)(&Event::Warning { message });
+        }
+        result
+    }
+
+    /// `Err` is the answer to the model when the call may not run.
+    async fn consent(&self, name: &str, args: &Map<String, Value>) -> Result<(), String> {
+        let Consent::Rules { permissions, asker } = &self.consent else {
+            return Ok(());
+        };
+        match permissions.decide(name, args) {
+            Decision::Allow => return Ok(()),
+            Decision::Deny => return Err("The user did not allow this call.".into()),
+            Decision::Ask => {}
+        }
+        let answer = match asker {
+            Some(asker) => {
+                let asker = asker.clone();
+                let name = name.to_string();
+                let summary = subject(&name, args);
+                tokio::task::spawn_blocking(move || asker.ask(&name, &summary))
+                    .await
+                    .unwrap_or(None)
+            }
+            None => None,
+        };
+        match answer {
+            Some(true) => Ok(()),
+            Some(false) => Err("The user did not allow this call.".into()),
+            None => Err(
+                "The user did not allow this call: it needs consent and there is no one to ask \
+                 (mm runs without a terminal; the user can allow it with `allow:` or --yolo)."
+                    .into(),
+            ),
+        }
+    }
+
+    /// Runs the tool with its output capped, saved and echoed, then words how it ended.
+    async fn run(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn Tool>,
+        args: &Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let ctx = ToolCtx {
+            cwd: self.cwd.clone(),
+            cancel: cancel.clone(),
+        };
+        let events = self.events.clone();
+        let id = call.id.clone();
+        let mut out = Output::with_echo(
+            self.limits.max_output,
+            Box::new(move |chunk: &[u8]| {
+                events(&Event::ToolOutput {
+                    id: id.clone(),
+                    chunk: chunk.to_vec(),
+                });
+            }),
+        );
+        let outcome = tool.run(args, &ctx, &mut out).await;
+        let captured = out.finish();
+        CallResult {
+            content: words(captured.text, outcome),
+            ok: outcome == Outcome::Success,
+            exit_code: outcome.exit_code(),
+            cancelled: outcome == Outcome::Cancelled,
+            full_output: captured.full_output,
+            ..CallResult::default()
+        }
+    }
+}
+
+fn refused(content: String) -> CallResult {
+    CallResult {
+        content,
+        ..CallResult::default()
+    }
+}
+
+/// The output, then one line saying how it ended when that was not a success (SPEC §2: `exit
+/// code N`, `timed out after Ns`, `cancelled`).
+fn words(mut content: String, outcome: Outcome) -> String {
+    let ending = match outcome {
+        Outcome::Success | Outcome::Failed => None,
+        Outcome::Exit(code) => Some(format!("exit code {code}")),
+        Outcome::Killed => Some("killed by a signal".to_string()),
+        Outcome::TimedOut(after) => Some(format!("timed out after {}s", after.as_secs_f64())),
+        Outcome::Cancelled => Some("cancelled".to_string()),
+    };
+    match ending {
+        Some(line) => {
+            if !content.is_empty() && !content.ends_with('\n') {
+                content.push('\n');
+            }
+            content.push_str(&line);
+        }
+        // An empty result reads to a small model as if nothing happened.
+        None if content.is_empty() => content.push_str("(no output)"),
+        None => {}
+    }
+    content
+}
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -1,0 +1,305 @@
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use super::*;
+use crate::args::{ParamSpec, ParamType, Params};
+use crate::tools::{ToolKind, ToolSpec};
+
+/// A tool that is not a process (like a file or MCP tool): writes `text` × `times`.
+struct Writer {
+    spec: ToolSpec,
+    params: Params,
+    runs: Mutex<u32>,
+}
+
+impl Writer {
+    fn new() -> Self {
+        let params = Params {
+            params: vec![
+                ParamSpec {
+                    name: "text".into(),
+                    ty: ParamType::String,
+                    description: None,
+                    required: true,
+                    enum_values: None,
+                    default: None,
+                    schema: None,
+                },
+                ParamSpec {
+                    name: "times".into(),
+                    ty: ParamType::Integer,
+                    description: None,
+                    required: false,
+                    enum_values: None,
+                    default: Some(json!(1)),
+                    schema: None,
+                },
+            ],
+            deny_unknown: true,
+        };
+        Self {
+            spec: ToolSpec {
+                name: "write".into(),
+                description: "Writes.".into(),
+                parameters: params.model_schema(),
+            },
+            params,
+            runs: Mutex::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Writer {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp
+    }
+    async fn run(&self, args: &Map<String, Value>, _: &ToolCtx, out: &mut Output) -> Outcome {
+        if let Ok(mut runs) = self.runs.lock() {
+            *runs += 1;
+        }
+        let text = args["text"].as_str().unwrap_or_default();
+        for _ in 0..args["times"].as_i64().unwrap_or(1) {
+            out.write_str(text);
+        }
+        if text == "fail" {
+            Outcome::Failed
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+struct Fixture {
+    registry: Registry,
+    writer: Arc<Writer>,
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let writer = Arc::new(Writer::new());
+        let mut registry = Registry::new();
+        registry.add(writer.clone());
+        Self {
+            registry,
+            writer,
+            events: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    fn pipeline(&self, consent: Consent, max_output: usize) -> CallPipeline<'_> {
+        let events = self.events.clone();
+        let sink: EventSink = Arc::new(move |e: &Event| {
+            if let Ok(mut v) = events.lock() {
+                v.push(e.clone());
+            }
+        });
+        let limits = Limits {
+            max_output,
+            ..Limits::default()
+        };
+        CallPipeline::new(&self.registry, std::env::temp_dir(), limits, consent, sink)
+    }
+
+    fn runs(&self) -> u32 {
+        self.writer.runs.lock().map(|r| *r).unwrap_or(0)
+    }
+
+    fn events(&self) -> Vec<Event> {
+        self.events.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+fn call(name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: "c1".into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn no_one_to_ask() -> Consent {
+    Consent::Rules {
+        permissions: Permissions::default(),
+        asker: None,
+    }
+}
+
+async fn handle(p: &CallPipeline<'_>, name: &str, arguments: &str) -> CallResult {
+    p.handle(
+        &call(name, arguments),
+        &mut CallState::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .0
+}
+
+#[tokio::test]
+async fn a_tool_that_is_not_a_process_is_truncated_saved_and_echoed_by_the_pipeline() {
+    let f = Fixture::new();
+    let p = f.pipeline(Consent::Granted, 100);
+    let result = handle(&p, "write", r#"{"text":"0123456789","times":"50"}"#).await;
+    assert!(result.ok);
+    let path = result
+        .full_output
+        .clone()
+        .unwrap_or_else(|| panic!("not saved"));
+    let saved = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(saved, "0123456789".repeat(50));
+    assert!(
+        result.content.starts_with(&format!(
+            "{}\n[… 400 bytes cut; full output (500 bytes) saved to {} …]\n",
+            "0123456789".repeat(5),
+            path.display()
+        )),
+        "{}",
+        result.content
+    );
+    let echoed: usize = f
+        .events()
+        .iter()
+        .map(|e| match e {
+            Event::ToolOutput { chunk, .. } => {
+                String::from_utf8_lossy(chunk).matches("0123456789").count()
+            }
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(echoed, 10, "the echo stops at max_output");
+    assert!(matches!(
+        f.events().last(),
+        Some(Event::ToolResult { ok: true, .. })
+    ));
+}
+
+#[tokio::test]
+async fn invalid_and_unknown_calls_are_answered_and_not_run() {
+    let f = Fixture::new();
+    let p = f.pipeline(Consent::Granted, 8000);
+    let result = handle(&p, "write", r#"{"text":"x","times":"many"}"#).await;
+    assert!(!result.ok);
+    assert!(
+        result.content.starts_with(
+            "The call to write was not run: its arguments are invalid.\n- times: \"many\" is not an integer\nYou sent: {\"text\":\"x\",\"times\":\"many\"}"
+        ),
+        "{}",
+        result.content
+    );
+    let result = handle(&p, "wrte", "{}").await;
+    assert_eq!(
+        result.content,
+        "There is no tool named \"wrte\". The tools are: write."
+    );
+    assert_eq!(f.runs(), 0);
+}
+
+#[tokio::test]
+async fn consent_is_asked_of_every_kind_of_tool() {
+    let f = Fixture::new();
+    let p = f.pipeline(no_one_to_ask(), 8000);
+    let result = handle(&p, "write", r#"{"text":"x"}"#).await;
+    assert!(!result.ok);
+    assert!(
+        result
+            .content
+            .starts_with("The user did not allow this call: it needs consent"),
+        "{}",
+        result.content
+    );
+    assert_eq!(f.runs(), 0);
+
+    struct Yes;
+    impl ConsentAsker for Yes {
+        fn ask(&self, _: &str, _: &str) -> Option<bool> {
+            Some(true)
+        }
+    }
+    let asked = Consent::Rules {
+        permissions: Permissions::default(),
+        asker: Some(Arc::new(Yes)),
+    };
+    let result = handle(&f.pipeline(asked, 8000), "write", r#"{"text":"x"}"#).await;
+    assert_eq!((result.content.as_str(), result.ok), ("x", true));
+    let allowed = Consent::Rules {
+        permissions: Permissions {
+            yolo: false,
+            allow: vec!["write".into()],
+        },
+        asker: None,
+    };
+    let result = handle(&f.pipeline(allowed, 8000), "write", r#"{"text":"y"}"#).await;
+    assert_eq!(result.content, "y");
+    assert_eq!(f.runs(), 2);
+}
+
+#[tokio::test]
+async fn the_loop_guard_warns_then_stops_without_running() {
+    let f = Fixture::new();
+    let p = f.pipeline(Consent::Granted, 8000);
+    let mut state = CallState::default();
+    let cancel = CancellationToken::new();
+    let mut results = Vec::new();
+    for _ in 0..5 {
+        // Invalid calls count as much as valid ones.
+        let (result, record) = p
+            .handle(&call("write", r#"{"text":"a"}"#), &mut state, &cancel)
+            .await;
+        results.push((result, record.is_some()));
+    }
+    assert!(!results[1].0.content.contains("Note:"));
+    assert!(
+        results[2]
+            .0
+            .content
+            .ends_with("Note: you have made this exact call 3 times in a row. Do not repeat it: change the arguments or answer the user."),
+        "{}",
+        results[2].0.content
+    );
+    let (last, recorded) = &results[4];
+    assert_eq!(
+        last.stopped.as_deref(),
+        Some(
+            r#"The call write({"text":"a"}) was made 5 times in a row; it was not run and the turn was stopped."#
+        )
+    );
+    assert!(!recorded);
+    assert_eq!(f.runs(), 4);
+}
+
+#[test]
+fn endings_are_reported_on_their_own_line() {
+    let cases = [
+        ("done\n", Outcome::Success, "done\n"),
+        ("", Outcome::Success, "(no output)"),
+        ("oops", Outcome::Exit(3), "oops\nexit code 3"),
+        ("", Outcome::Exit(3), "exit code 3"),
+        (
+            "tick\n",
+            Outcome::TimedOut(Duration::from_secs(60)),
+            "tick\ntimed out after 60s",
+        ),
+        (
+            "",
+            Outcome::TimedOut(Duration::from_millis(500)),
+            "timed out after 0.5s",
+        ),
+        ("tick\n", Outcome::Cancelled, "tick\ncancelled"),
+        ("", Outcome::Killed, "killed by a signal"),
+        ("cannot run x", Outcome::Failed, "cannot run x"),
+    ];
+    for (output, outcome, expected) in cases {
+        assert_eq!(words(output.into(), outcome), expected, "{outcome:?}");
+    }
+}
