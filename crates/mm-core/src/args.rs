@@ -613,8 +613,8 @@ fn render_number(n: &Number) -> String {
         return n.to_string();
     }
     match n.as_f64() {
-        Some(f) if f == 0.0 => "0".into(),
-        // Integral floats below 10^16 read as integers; past that the exponent form is shorter.
+        // Integral floats below 10^16 read as integers (`-0.0` too: it becomes `0`); past that
+        // the exponent form is shorter.
         #[expect(
             clippy::cast_possible_truncation,
             reason = "integral and below 10^16, exact in i64"

@@ -30,6 +30,9 @@ pub struct Limits {
     /// The identical-call count at which the loop detector stops the turn.
     pub loop_threshold: u32,
     pub max_tokens: u32,
+    /// The longest one model reply may take from request to last byte (`limits.reply_timeout`),
+    /// however busy the stream looks.
+    pub reply_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -39,6 +42,7 @@ impl Default for Limits {
             max_output: 8000,
             loop_threshold: 5,
             max_tokens: 2048,
+            reply_timeout: crate::provider::DEFAULT_REPLY_DEADLINE,
         }
     }
 }

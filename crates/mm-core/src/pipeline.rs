@@ -79,6 +79,9 @@ pub struct CallPipeline<'a> {
     events: EventSink,
 }
 
+/// A tool found in the registry and its validated, coerced arguments.
+type Checked<'a> = (&'a Arc<dyn Tool>, Map<String, Value>);
+
 impl<'a> CallPipeline<'a> {
     pub fn new(
         registry: &'a Registry,
@@ -165,7 +168,7 @@ impl<'a> CallPipeline<'a> {
     }
 
     /// Look-up and validation: the tool and its coerced arguments, or the answer to the model.
-    fn check(&self, call: &ToolCall) -> Result<(&'a Arc<dyn Tool>, Map<String, Value>), String> {
+    fn check(&self, call: &ToolCall) -> Result<Checked<'a>, String> {
         let Some(tool) = self.registry.get(&call.name) else {
             let names: Vec<String> = self
                 .registry

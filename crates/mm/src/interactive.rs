@@ -7,7 +7,7 @@ use mm_core::provider::Message;
 use mm_core::{EventSink, StopReason, run_turn};
 
 use crate::cli::Cli;
-use crate::render::human::Human;
+use crate::render::{escape, human::Human};
 use crate::setup::Env;
 use crate::signals::Watch;
 use crate::{Failure, exit};
@@ -51,8 +51,11 @@ pub async fn run(cli: &Cli, env: Env, watch: &Watch) -> Result<u8, Failure> {
         }
         match outcome {
             Ok(result) if result.stop_reason == StopReason::Done => {}
-            Ok(result) => eprintln!("\nmm: {}", result.message.unwrap_or_default()),
-            Err(e) => eprintln!("\nmm: {e}"),
+            Ok(result) => eprintln!(
+                "\nmm: {}",
+                escape::line(result.message.as_deref().unwrap_or_default())
+            ),
+            Err(e) => eprintln!("\nmm: {}", escape::line(&e.to_string())),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Print mode (`mm -p`): one turn, the answer on stdout, everything else on stderr.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -8,7 +8,7 @@ use mm_core::provider::Message;
 use mm_core::{EventSink, StopReason, run_turn};
 
 use crate::cli::{Cli, OutputFormat};
-use crate::render::{human::Human, json};
+use crate::render::{escape, human::Human, json};
 use crate::setup::{Env, write_stdout};
 use crate::signals::Watch;
 use crate::{Failure, exit};
@@ -69,7 +69,13 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
     match format {
         OutputFormat::Text => {
             if result.stop_reason == StopReason::Done {
-                let mut text = result.result.clone();
+                // Raw for a pipe or a file (scripts get the answer as the model wrote it); on a
+                // terminal, drawn with control characters escaped like everything else.
+                let mut text = if std::io::stdout().is_terminal() {
+                    escape::block(&result.result).into_owned()
+                } else {
+                    result.result.clone()
+                };
                 if !text.ends_with('\n') {
                     text.push('\n');
                 }
@@ -88,7 +94,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         }
     }
     if let Some(message) = &result.message {
-        eprintln!("mm: {message}");
+        eprintln!("mm: {}", escape::line(message));
     }
     // A signal decides the code even when the turn ended before it saw the cancellation.
     Ok(match (ending, result.stop_reason) {

@@ -58,6 +58,7 @@ impl Env {
         let mut pc = ProviderConfig::new(self.config.base_url.clone(), self.config.model.clone());
         pc.mode = self.config.tool_calls;
         pc.stream = stream;
+        pc.reply_deadline = self.config.limits.reply_timeout;
         if let Some(var) = &self.config.api_key_env {
             match std::env::var(var) {
                 Ok(key) if !key.is_empty() => pc.api_key = Some(key),

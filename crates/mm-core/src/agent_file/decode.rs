@@ -31,7 +31,13 @@ const TOP_KEYS: &[&str] = &[
     "limits",
     "instructions",
 ];
-const LIMIT_KEYS: &[&str] = &["max_turns", "max_output", "loop", "max_tokens"];
+const LIMIT_KEYS: &[&str] = &[
+    "max_turns",
+    "max_output",
+    "loop",
+    "max_tokens",
+    "reply_timeout",
+];
 const MODES: &[&str] = &["native", "constrained", "auto"];
 
 /// The decoding context: where errors point and what relative paths resolve against.
@@ -203,6 +209,7 @@ fn limits(cx: &Cx, node: &Node, path: &str) -> Result<Limits> {
             }
             "loop" => limits.loop_threshold = positive(cx, value, &key, u32::MAX.into())? as u32,
             "max_tokens" => limits.max_tokens = positive(cx, value, &key, u32::MAX.into())? as u32,
+            "reply_timeout" => limits.reply_timeout = duration(cx, value, &key)?,
             _ => return Err(unknown_key(cx, entry, path, LIMIT_KEYS)),
         }
     }

@@ -436,6 +436,8 @@ fn durations() {
         ));
         assert_eq!(c.tools[0].timeout, Duration::from_millis(ms), "{text}");
     }
+    let c = ok("---\nlimits: {reply_timeout: 90s}\n---\n");
+    assert_eq!(c.limits.reply_timeout, Duration::from_secs(90));
     let c = ok("---\ntools:\n  t: {description: x, command: [x], timeout: 2.5}\n---\n");
     assert_eq!(c.tools[0].timeout, Duration::from_millis(2500));
     for bad in ["", "s", "5 s", "1.2.3s", "-1s", "0s", "5d", "0.1ms"] {

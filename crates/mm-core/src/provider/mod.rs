@@ -9,6 +9,8 @@ mod assemble;
 mod client;
 mod constrained;
 mod errors;
+#[cfg(test)]
+mod fuzz_tests;
 mod gbnf;
 mod props;
 mod sse;

@@ -233,7 +233,7 @@ pub(crate) struct WireUsage {
 impl From<WireUsage> for Usage {
     fn from(usage: WireUsage) -> Self {
         let total = if usage.total_tokens == 0 {
-            usage.prompt_tokens + usage.completion_tokens
+            usage.prompt_tokens.saturating_add(usage.completion_tokens)
         } else {
             usage.total_tokens
         };

@@ -205,3 +205,11 @@ fn request_serialisation() {
         })
     );
 }
+
+#[test]
+fn usage_counts_near_the_limit_do_not_overflow() {
+    let usage: WireUsage =
+        serde_json::from_str(r#"{"prompt_tokens":18446744073709551615,"completion_tokens":1}"#)
+            .unwrap_or_default();
+    assert_eq!(Usage::from(usage).total_tokens, u64::MAX);
+}

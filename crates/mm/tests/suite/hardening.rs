@@ -141,8 +141,14 @@ fn keys_nothing_implements_yet_are_agent_file_errors() {
 fn a_pre_tool_call_hook_blocks_and_its_stderr_reaches_the_model() {
     let agent = "---\nyolo: true\nhooks:\n  preToolCall: [{match: \"bash\", command: [\"./guard.sh\"]}]\n  postToolCall: [{command: [\"./audit.sh\"]}]\n---\nTest agent.\n";
     for (guard, blocked) in [
-        ("#!/bin/sh\ncat > seen.json\necho 'no writes here' >&2\nexit 2\n", true),
-        ("#!/bin/sh\ncat > seen.json\necho 'no writes here' >&2\nexit 1\n", true),
+        (
+            "#!/bin/sh\ncat > seen.json\necho 'no writes here' >&2\nexit 2\n",
+            true,
+        ),
+        (
+            "#!/bin/sh\ncat > seen.json\necho 'no writes here' >&2\nexit 1\n",
+            true,
+        ),
         ("#!/bin/sh\necho 'no writes here' >&2\nkill -9 $$\n", true),
         ("#!/bin/sh\ncat > seen.json\nexit 0\n", false),
     ] {
@@ -159,8 +165,9 @@ fn a_pre_tool_call_hook_blocks_and_its_stderr_reaches_the_model() {
         let answer = last_tool_message(&server);
         if blocked {
             assert!(
-                answer.starts_with("The call to bash was not run: the preToolCall hook ./guard.sh blocked it (")
-                    && answer.ends_with(": no writes here)."),
+                answer.starts_with(
+                    "The call to bash was not run: the preToolCall hook ./guard.sh blocked it ("
+                ) && answer.ends_with(": no writes here)."),
                 "{answer}"
             );
             assert!(!case.path().join("audit.json").exists());

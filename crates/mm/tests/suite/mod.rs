@@ -1,11 +1,14 @@
 //! Shared fixtures: a temporary project folder with an agent file and recording scripts.
 
 mod agent_errors;
+mod allow_rules;
 mod calls;
 mod e2e;
+mod hardening;
 mod output;
 mod processes;
 mod provider_errors;
+mod provider_hardening;
 mod signals;
 
 use std::os::unix::fs::PermissionsExt;
