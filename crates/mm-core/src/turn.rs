@@ -4,7 +4,6 @@
 //! It knows nothing of validation, consent, hooks, truncation or echo.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,7 +12,6 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Limits, ToolCallMode};
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
-use crate::permissions::{ConsentAsker, Permissions};
 use crate::pipeline::{CallPipeline, CallState, Consent};
 use crate::provider::{
     ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
@@ -47,9 +45,8 @@ pub struct TurnOptions {
     /// mm's working directory: where tools run.
     pub cwd: PathBuf,
     pub limits: Limits,
-    pub permissions: Permissions,
-    /// Who to ask for consent; `None` refuses every call that would ask.
-    pub asker: Option<Arc<dyn ConsentAsker>>,
+    /// Who decides whether a call may run (the pipeline's consent step).
+    pub consent: Consent,
     /// `hooks:` of the agent file, run around every call.
     pub hooks: Hooks,
     pub events: EventSink,
@@ -83,15 +80,11 @@ pub async fn run_turn(
         .iter()
         .map(|t| t.params().strict_schema())
         .collect();
-    let consent = Consent::Rules {
-        permissions: opts.permissions.clone(),
-        asker: opts.asker.clone(),
-    };
     let pipeline = CallPipeline::new(
         registry,
         opts.cwd.clone(),
         opts.limits,
-        consent,
+        opts.consent.clone(),
         opts.events.clone(),
     )
     .with_hooks(opts.hooks.clone());

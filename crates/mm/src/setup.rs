@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use mm_core::provider::{Provider, ProviderConfig};
 use mm_core::{
-    AgentConfig, ConsentAsker, EventSink, Hooks, Permissions, Registry, TurnOptions, load_agent,
+    AgentConfig, Consent, ConsentAsker, EventSink, Hooks, Permissions, Registry, TurnOptions,
+    load_agent,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -43,11 +44,13 @@ impl Env {
         TurnOptions {
             cwd: self.cwd.clone(),
             limits: self.config.limits,
-            permissions: Permissions {
-                yolo: self.config.yolo,
-                allow: self.config.allow.clone(),
+            consent: Consent::Rules {
+                permissions: Permissions {
+                    yolo: self.config.yolo,
+                    allow: self.config.allow.clone(),
+                },
+                asker: TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>),
             },
-            asker: TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>),
             hooks: Hooks::new(self.config.hooks.clone()),
             events,
             cancel,
