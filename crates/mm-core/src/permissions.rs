@@ -60,6 +60,13 @@ pub fn subject(tool: &str, args: &Map<String, Value>) -> String {
     }
 }
 
+/// Whether `pattern` (what follows `bash:` in an `allow:` entry) is a rule at all: the words of
+/// one simple command, optionally ending in `*`. A pattern that is not allows nothing, so the
+/// agent file refuses it rather than let the user believe it works.
+pub fn is_bash_rule(pattern: &str) -> bool {
+    shell::BashRule::parse(pattern).is_some()
+}
+
 /// Whether one `allow:` entry allows this call.
 fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
     match entry.split_once(':') {

@@ -262,6 +262,20 @@ fn allow(cx: &Cx, node: &Node, path: &str) -> Result<Vec<String>> {
                 "give a tool name, or `tool:pattern` (like \"bash:git status*\")",
             ));
         }
+        if let Some(pattern) = entry.strip_prefix("bash:")
+            && !crate::permissions::is_bash_rule(pattern)
+        {
+            return Err(cx.err(
+                item.line,
+                &key,
+                format!(
+                    "{entry:?} would allow nothing: a bash rule is the words of one simple \
+                     command, optionally ending in * (like \"bash:git status*\"), with no \
+                     operator, $, quote left open or pattern character before the final *; \
+                     see docs/permissions.md"
+                ),
+            ));
+        }
         entries.push(entry);
     }
     Ok(entries)

@@ -72,6 +72,11 @@ errors! {
         "ops.md:3: limits.max_turns: must be at least 1, found -1";
     zero_limit: "limits: {loop: 0}\n" =>
         "ops.md:2: limits.loop: must be at least 1, found 0";
+    bash_rule_that_allows_nothing: "allow: [status, \"bash:ls *.txt\"]\n" =>
+        "ops.md:2: allow[1]: \"bash:ls *.txt\" would allow nothing: a bash rule is the words of \
+         one simple command, optionally ending in * (like \"bash:git status*\"), with no \
+         operator, $, quote left open or pattern character before the final *; see \
+         docs/permissions.md";
     limit_not_number: "limits: {max_tokens: lots}\n" =>
         "ops.md:2: limits.max_tokens: expected a whole number, found \"lots\"";
     huge_limit: "limits: {max_tokens: 99999999999}\n" =>

@@ -371,3 +371,55 @@ fn accepted_lines_are_one_command_with_the_same_words_for_bash() {
         );
     }
 }
+
+/// The examples of docs/permissions.md, as written there: `(rule, line, allowed)`.
+#[test]
+fn the_examples_of_the_docs_hold() {
+    let table: &[(&str, &str, bool)] = &[
+        ("git status*", "git status", true),
+        ("git status*", "git status --short", true),
+        ("git status*", "git  \"status\" -s", true),
+        ("git status*", "git status 'a; touch x'", true),
+        ("git status*", "git status *.rs", true),
+        ("git status *", "git status -s", true),
+        ("git status*", "git statusx", false),
+        ("git status*", "git status; touch x", false),
+        ("git status*", "git status && touch x", false),
+        ("git status*", "git status || touch x", false),
+        ("git status*", "git status | touch x", false),
+        ("git status*", "git status & touch x", false),
+        ("git status*", "git status\ntouch x", false),
+        ("git status*", "git status $(touch x)", false),
+        ("git status*", "git status \"$(touch x)\"", false),
+        ("git status*", "git status `touch x`", false),
+        ("git status*", "git status > x", false),
+        ("git status*", "git status >> x", false),
+        ("git status*", "git status 2> x", false),
+        ("git status*", "git status < x", false),
+        ("git status*", "git status <<EOF", false),
+        ("git status*", "git status <(touch x)", false),
+        ("git status*", "git status $HOME", false),
+        ("git status*", "GIT_PAGER=x git status", false),
+        ("git status*", "time git status", false),
+        ("git status*", "git stat", false),
+        ("git status*", "git sta*", false),
+        ("git status", "git status -s", false),
+        ("echo '*'", "echo \\*", true),
+        ("echo '*'", "echo *", false),
+        ("*", "rm -rf ~", true),
+        ("*", "a; b", false),
+        ("*", "PATH=. git status", false),
+        ("find*", "find . -delete", true),
+        ("find*", "find . -exec rm {} \\;", true),
+        ("find*", "find . -exec rm {} ;", false),
+    ];
+    for (pattern, line, allowed) in table {
+        let Some(rule) = BashRule::parse(pattern) else {
+            panic!("{pattern:?} is a rule");
+        };
+        assert_eq!(rule.matches(line), *allowed, "{pattern:?} on {line:?}");
+    }
+    for pattern in ["git status; *", "ls *.txt", "FOO=1 make*", ""] {
+        assert_eq!(BashRule::parse(pattern), None, "{pattern:?}");
+    }
+}

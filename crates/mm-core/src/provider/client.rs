@@ -71,7 +71,16 @@ impl Provider {
         }
         let http = builder.build().map_err(|e| ProviderError::Connect {
             url: config.base_url.clone(),
-            detail: root_cause(&e),
+            // Building the client reads the system's CA certificates for https, and only then.
+            detail: if is_https(&config.base_url) {
+                format!(
+                    "{}; https needs the system's CA certificates (install ca-certificates, or \
+                     point SSL_CERT_FILE at a bundle)",
+                    root_cause(&e)
+                )
+            } else {
+                root_cause(&e)
+            },
         })?;
         Ok(Self {
             config,

@@ -256,4 +256,5 @@ fn https_without_any_ca_certificate_is_one_clear_error() {
     let line = one_line_error(&out);
     assert!(line.contains(url), "{line}");
     assert!(line.contains("CA certificates"), "{line}");
+    assert!(line.contains("install ca-certificates"), "{line}");
 }
