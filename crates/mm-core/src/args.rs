@@ -186,6 +186,17 @@ impl Params {
     /// keywords `required` and `enum` are deliberately left out: an invalid call is answered in
     /// text, not refused by a grammar or a client-side schema check.
     pub fn model_schema(&self) -> Value {
+        self.schema_for_model(true)
+    }
+
+    /// [`model_schema`](Self::model_schema) for the built-in tools, whose every byte is paid by
+    /// every request: a parameter is required unless its description says `Optional.`, so a
+    /// required one carries no `Required.` (and no description at all when it has none).
+    pub fn builtin_schema(&self) -> Value {
+        self.schema_for_model(false)
+    }
+
+    fn schema_for_model(&self, say_required: bool) -> Value {
         let mut properties = Map::new();
         for spec in &self.params {
             let mut property = match (&spec.schema, spec.ty) {
@@ -201,7 +212,10 @@ impl Params {
             if let Some(ty) = spec.ty.json_name() {
                 property.insert("type".into(), ty.into());
             }
-            property.insert("description".into(), spec.model_description().into());
+            let description = spec.model_description(say_required);
+            if !description.is_empty() {
+                property.insert("description".into(), description.into());
+            }
             properties.insert(spec.name.clone(), Value::Object(property));
         }
         serde_json::json!({"type": "object", "properties": properties})
@@ -317,22 +331,25 @@ impl ParamSpec {
     }
 
     /// The description the model reads: `<description> Required.` / `Optional.`, then the enum.
-    fn model_description(&self) -> String {
+    /// Built-ins leave `Required.` out (`say_required` false).
+    fn model_description(&self, say_required: bool) -> String {
         let mut text = self
             .description
             .as_deref()
             .map(sentence)
             .unwrap_or_default();
-        if !text.is_empty() {
+        let ending = match (self.must_be_sent(), say_required) {
+            (true, true) => "Required.",
+            (true, false) => "",
+            (false, _) => "Optional.",
+        };
+        if !text.is_empty() && !ending.is_empty() {
             text.push(' ');
         }
-        text.push_str(if self.must_be_sent() {
-            "Required."
-        } else {
-            "Optional."
-        });
+        text.push_str(ending);
         if let Some(allowed) = &self.enum_values {
-            let _ = write!(text, " One of: {}.", list_values(allowed));
+            let space = if text.is_empty() { "" } else { " " };
+            let _ = write!(text, "{space}One of: {}.", list_values(allowed));
         }
         text
     }

@@ -16,6 +16,7 @@ mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
+pub mod skills;
 pub mod tools;
 mod turn;
 

@@ -195,7 +195,9 @@ impl<'a> CallPipeline<'a> {
         args: &Map<String, Value>,
         cancel: &CancellationToken,
     ) -> CallResult {
-        if let Err(answer) = self.consent(&call.name, args).await {
+        if !tool.read_only()
+            && let Err(answer) = self.consent(&call.name, args).await
+        {
             return refused(answer);
         }
         if let Err(answer) = self.hooks.before(&call.name, args, &self.cwd, cancel).await {

@@ -17,7 +17,7 @@ pub async fn run(cli: &Cli, env: Env, watch: &Watch) -> Result<u8, Failure> {
     let provider = env.provider(!cli.no_stream)?;
     let human = Arc::new(Human::new(true));
     let events: EventSink = Arc::new(move |event| human.event(event));
-    let mut messages = vec![Message::System(env.instructions().to_string())];
+    let mut messages = vec![Message::System(env.instructions())];
     let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
     eprintln!(
         "{name} — {} at {} ({}). Ctrl-C cancels a turn, Ctrl-D quits.",

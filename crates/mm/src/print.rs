@@ -40,10 +40,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         }
     });
     let opts = env.turn_options(events, watch.start_turn());
-    let mut messages = vec![
-        Message::System(env.instructions().to_string()),
-        Message::User(prompt),
-    ];
+    let mut messages = vec![Message::System(env.instructions()), Message::User(prompt)];
     let started = Instant::now();
     let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
     let ending = watch.end_turn();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mm_core::provider::{Provider, ProviderConfig};
+use mm_core::skills::Catalogue;
 use mm_core::{
     AgentConfig, Consent, ConsentAsker, EventSink, Hooks, Permissions, Registry, TurnOptions,
     load_agent,
@@ -24,17 +25,26 @@ pub struct Env {
     pub cwd: PathBuf,
     pub config: AgentConfig,
     pub registry: Registry,
+    /// The skills found (`skills:` folders, then ~/.config/mm/skills, then ./.mm/skills).
+    pub skills: Arc<Catalogue>,
     /// Where the agent came from, for messages (`default agent` when none).
     pub source: String,
 }
 
 impl Env {
-    pub fn instructions(&self) -> &str {
+    /// The system prompt: the agent's instructions, then the skills catalogue (when `read_skill`
+    /// is offered and there are skills).
+    pub fn instructions(&self) -> String {
         let text = self.config.instructions.trim();
-        if text.is_empty() {
+        let text = if text.is_empty() {
             DEFAULT_INSTRUCTIONS
         } else {
             text
+        };
+        if self.registry.get("read_skill").is_some() {
+            format!("{text}{}", self.skills.prompt_section())
+        } else {
+            text.to_string()
         }
     }
 
@@ -113,13 +123,30 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     if let Some(n) = cli.max_turns {
         config.limits.max_turns = n;
     }
-    let registry = Registry::from_config(&config);
+    let skills = Arc::new(load_skills(&config, &cwd));
+    let registry = Registry::from_config(&config, &skills);
     Ok(Env {
         cwd,
         config,
         registry,
+        skills,
         source,
     })
+}
+
+/// Scans the agent's `skills:` folders, then the user's and the project's; problems are
+/// warnings and the rest still loads.
+fn load_skills(config: &AgentConfig, cwd: &std::path::Path) -> Catalogue {
+    let mut folders = config.skills.clone();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        folders.push(PathBuf::from(home).join(".config/mm/skills"));
+    }
+    folders.push(cwd.join(".mm/skills"));
+    let (catalogue, warnings) = mm_core::skills::load(&folders);
+    for warning in warnings {
+        eprintln!("mm: warning: {}", crate::render::escape::line(&warning));
+    }
+    catalogue
 }
 
 /// `mm tools`: the tools exactly as they are sent (the `tools` field of the request).

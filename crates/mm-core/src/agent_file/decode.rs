@@ -166,10 +166,6 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "tools" => config.tools = super::tools::tools(cx, value, key)?,
         "skills" => {
             config.skills = super::extras::skills(cx, value, key)?;
-            if !config.skills.is_empty() {
-                let e = cx.err(entry.line, key, format!("skills are {NOT_YET}"));
-                cx.unsupported.push(e);
-            }
         }
         "mcp" => {
             config.mcp = super::extras::mcp(cx, value, key)?;

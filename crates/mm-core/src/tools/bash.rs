@@ -28,7 +28,7 @@ impl BashTool {
                 ParamSpec {
                     name: "command".into(),
                     ty: ParamType::String,
-                    description: Some("The command line to run with bash -c.".into()),
+                    description: None,
                     required: true,
                     enum_values: None,
                     default: None,
@@ -37,9 +37,7 @@ impl BashTool {
                 ParamSpec {
                     name: "timeout".into(),
                     ty: ParamType::Integer,
-                    description: Some(format!(
-                        "Seconds before it is killed, default {DEFAULT_TIMEOUT}."
-                    )),
+                    description: Some(format!("Seconds, default {DEFAULT_TIMEOUT}.")),
                     required: false,
                     enum_values: None,
                     default: Some(json!(DEFAULT_TIMEOUT)),
@@ -50,10 +48,8 @@ impl BashTool {
         };
         let spec = ToolSpec {
             name: "bash".into(),
-            description:
-                "Run a command line in the working directory. Returns stdout and stderr together."
-                    .into(),
-            parameters: params.model_schema(),
+            description: "Run a bash command line.".into(),
+            parameters: params.builtin_schema(),
         };
         Self { spec, params }
     }
@@ -128,8 +124,8 @@ mod tests {
         assert_eq!(
             BashTool::new().spec().parameters,
             json!({"type": "object", "properties": {
-                "command": {"type": "string", "description": "The command line to run with bash -c. Required."},
-                "timeout": {"type": "integer", "description": "Seconds before it is killed, default 120. Optional."},
+                "command": {"type": "string"},
+                "timeout": {"type": "integer", "description": "Seconds, default 120. Optional."},
             }})
         );
     }

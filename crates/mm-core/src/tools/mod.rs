@@ -3,6 +3,7 @@
 
 mod bash;
 mod declared;
+mod files;
 mod registry;
 
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use crate::process::{ProcessOutcome, ProcessSpec, run_process};
 
 pub use bash::BashTool;
 pub use declared::DeclaredTool;
+pub use files::{FILE_TOOLS, file_tool};
 pub use registry::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS, Registry};
 
 /// A tool exactly as the model sees it (the OpenAI `function` object).
@@ -101,6 +103,11 @@ pub trait Tool: Send + Sync {
     /// What arguments are checked against before the tool runs.
     fn params(&self) -> &Params;
     fn kind(&self) -> ToolKind;
+    /// A tool that only reads (`read_file`, `grep`, `read_skill`, …) never asks for consent;
+    /// every other tool follows `yolo` and `allow:`.
+    fn read_only(&self) -> bool {
+        false
+    }
     /// Runs the tool with validated, coerced arguments. Failures are written to `out` (the model
     /// reads them) and reported as an [`Outcome`]; this never returns an error.
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome;

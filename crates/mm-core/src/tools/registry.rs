@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use super::{BashTool, DeclaredTool, Tool, ToolSpec};
+use super::{BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolSpec, file_tool};
 use crate::config::AgentConfig;
+use crate::skills::{Catalogue, ReadSkillTool};
 
 /// Built-in tool names: reserved for declared tools even when the built-in is turned off.
 pub const BUILTIN_NAMES: &[&str] = &[
@@ -20,7 +21,15 @@ pub const BUILTIN_NAMES: &[&str] = &[
 
 /// The built-ins that exist in this version; naming another one in `builtins:` is an
 /// agent-file error until it is written.
-pub const IMPLEMENTED_BUILTINS: &[&str] = &["bash"];
+pub const IMPLEMENTED_BUILTINS: &[&str] = &[
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "grep",
+    "read_skill",
+];
 
 /// The tools offered to the model, in the order they are offered.
 #[derive(Default, Clone)]
@@ -50,9 +59,9 @@ impl Registry {
         self.tools.iter().map(|t| t.spec().clone()).collect()
     }
 
-    /// The tools of an agent: its declared tools in file order, then the built-ins it offers.
-    /// Built-ins not written yet are skipped.
-    pub fn from_config(config: &AgentConfig) -> Self {
+    /// The tools of an agent: its declared tools in file order, then the built-ins it offers
+    /// (`read_skill` only when there are skills).
+    pub fn from_config(config: &AgentConfig, skills: &Arc<Catalogue>) -> Self {
         let mut registry = Self::new();
         for tool in &config.tools {
             registry.add(Arc::new(DeclaredTool::new(tool.clone())));
@@ -65,6 +74,16 @@ impl Registry {
         };
         if offered("bash") {
             registry.add(Arc::new(BashTool::new()));
+        }
+        for tool in FILE_TOOLS
+            .iter()
+            .filter(|name| offered(name))
+            .filter_map(|name| file_tool(name))
+        {
+            registry.add(tool);
+        }
+        if offered("read_skill") && !skills.is_empty() {
+            registry.add(Arc::new(ReadSkillTool::new(skills.clone())));
         }
         registry
     }

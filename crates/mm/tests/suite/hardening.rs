@@ -121,12 +121,8 @@ fn keys_nothing_implements_yet_are_agent_file_errors() {
             "mm: mm.md:2: mcp: MCP servers are not supported yet in this version of mm; remove the key\n",
         ),
         (
-            "---\nskills: [./skills]\n---\n",
-            "mm: mm.md:2: skills: skills are not supported yet in this version of mm; remove the key\n",
-        ),
-        (
-            "---\nbuiltins: [bash, grep]\n---\n",
-            "mm: mm.md:2: builtins[1]: the built-in `grep` is not supported yet in this version of mm; remove the key; built-ins available now: bash\n",
+            "---\nbuiltins: [bash, todo]\n---\n",
+            "mm: mm.md:2: builtins[1]: the built-in `todo` is not supported yet in this version of mm; remove the key; built-ins available now: bash, read_file, write_file, edit_file, list_files, grep, read_skill\n",
         ),
     ];
     for (agent, message) in cases {

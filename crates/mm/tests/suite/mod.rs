@@ -2,6 +2,7 @@
 
 mod agent_errors;
 mod allow_rules;
+mod builtins;
 mod calls;
 mod e2e;
 mod hardening;

@@ -1,0 +1,661 @@
+//! Skills (SPEC §4), in the Agent Skills format: a folder holding `SKILL.md` — YAML front matter
+//! with `name`, `description` and optional `keywords`, then a Markdown body — and any other files
+//! the body mentions.
+//!
+//! [`load`] scans folders into a [`Catalogue`]; its [`prompt_section`](Catalogue::prompt_section)
+//! is one line per skill at the end of the system prompt, and [`ReadSkillTool`] (`read_skill`)
+//! gives the model a skill's body and files when it needs them. Only the catalogue costs tokens
+//! on every request, so it stays a line per skill.
+//!
+//! Loading never fails: a malformed `SKILL.md` or a second skill of the same name is a warning
+//! (`FILE:LINE: KEY: MESSAGE`, like agent-file errors) and the rest still loads. Folders that do
+//! not exist are skipped without a word, since the default ones (`~/.config/mm/skills`,
+//! `./.mm/skills`) usually don't.
+//!
+//! The front matter is read from saphyr's event stream rather than its tree loader: the three
+//! keys are flat, events carry the line of every key, and skipping the other keys (`license`,
+//! `metadata`, …) needs no tree. The parser is a state machine that bounds nesting itself, so a
+//! hostile `[[[[…` is a warning, not a stack overflow. (The agent file's front-matter splitter
+//! and YAML tree are private to `agent_file`; `split_front_matter` here follows the same rule.)
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use ignore::WalkBuilder;
+use saphyr_parser::{Event, Parser, ScalarStyle};
+use serde_json::{Map, Value};
+
+use crate::agent_file::AgentFileError;
+use crate::args::{ParamSpec, ParamType, Params};
+use crate::output::Output;
+use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
+
+/// The file that makes a folder a skill.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// A `SKILL.md` larger than this is refused: the body goes to a small model whole.
+const MAX_SKILL_BYTES: u64 = 1 << 20;
+/// The Agent Skills limits on `name` and `description`.
+const MAX_NAME_CHARS: usize = 64;
+const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// At most this many files of a skill's folder are listed by `read_skill`.
+const MAX_LISTED_FILES: usize = 50;
+/// How deep `read_skill` looks into a skill's folder.
+const MAX_LISTED_DEPTH: usize = 8;
+
+/// One skill, as found at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    name: String,
+    description: String,
+    keywords: Vec<String>,
+    /// The skill's folder, absolute.
+    dir: PathBuf,
+    /// Its `SKILL.md` as it was found (for messages).
+    file: PathBuf,
+}
+
+impl Skill {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// On one line: the whitespace of a folded or literal YAML string is collapsed.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+    pub fn keywords(&self) -> &[String] {
+        &self.keywords
+    }
+    /// The skill's folder, absolute.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// The skills found, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Catalogue {
+    skills: Vec<Skill>,
+}
+
+impl Catalogue {
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.skills.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The skill called `name`; case is ignored when no name matches exactly (small models
+    /// capitalise).
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        let name = name.trim();
+        self.skills.iter().find(|s| s.name == name).or_else(|| {
+            self.skills
+                .iter()
+                .find(|s| s.name.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// What is appended to the system prompt: a heading and one line per skill, or nothing when
+    /// there are no skills.
+    ///
+    /// ```text
+    ///
+    ///
+    /// Skills (read one with read_skill before following it):
+    /// - deploy: Deploy a service. (keywords: release, ship)
+    /// ```
+    pub fn prompt_section(&self) -> String {
+        if self.skills.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from("\n\nSkills:\n");
+        for skill in &self.skills {
+            let _ = write!(text, "- {}: {}", skill.name, skill.description);
+            if !skill.keywords.is_empty() {
+                let _ = write!(text, " (keywords: {})", skill.keywords.join(", "));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The answer to an unknown name: the known names, closest first.
+    fn miss(&self, name: &str) -> String {
+        if self.skills.is_empty() {
+            return format!("No skill named {}. There are no skills.", quoted(name));
+        }
+        let mut names: Vec<(&str, f64)> = self
+            .skills
+            .iter()
+            .map(|s| (s.name.as_str(), similarity(name, &s.name)))
+            .collect();
+        // Stable: equally close names keep the catalogue's order.
+        names.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let names: Vec<&str> = names.into_iter().map(|(name, _)| name).collect();
+        format!(
+            "No skill named {}. Skills: {}.",
+            quoted(name),
+            names.join(", ")
+        )
+    }
+}
+
+/// Scans `folders` in order. In each, every direct subfolder holding a `SKILL.md` is a skill,
+/// taken in name order; a folder that itself holds a `SKILL.md` is one skill. Returns the
+/// catalogue and the warnings to show at start-up: malformed files (that skill is left out),
+/// duplicate names (the first wins), folders that exist but cannot be read. Missing folders
+/// are skipped silently.
+pub fn load(folders: &[PathBuf]) -> (Catalogue, Vec<String>) {
+    let mut loader = Loader::default();
+    for folder in folders {
+        loader.scan(folder);
+    }
+    (
+        Catalogue {
+            skills: loader.skills,
+        },
+        loader.warnings,
+    )
+}
+
+#[derive(Default)]
+struct Loader {
+    skills: Vec<Skill>,
+    warnings: Vec<String>,
+    /// Skill folders already taken, canonical: a folder listed twice, or reached through a
+    /// link, is one skill and no duplicate warning.
+    seen: HashSet<PathBuf>,
+}
+
+impl Loader {
+    fn scan(&mut self, folder: &Path) {
+        if folder.join(SKILL_FILE).is_file() {
+            self.add(folder);
+            return;
+        }
+        let entries = match fs::read_dir(folder) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{}: cannot read the skills folder: {e}",
+                    folder.display()
+                ));
+                return;
+            }
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|dir| dir.join(SKILL_FILE).is_file())
+            .collect();
+        dirs.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        for dir in dirs {
+            self.add(&dir);
+        }
+    }
+
+    fn add(&mut self, dir: &Path) {
+        if !self
+            .seen
+            .insert(fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+        {
+            return;
+        }
+        let file = dir.join(SKILL_FILE);
+        let meta = match read_front(&file) {
+            Ok(meta) => meta,
+            Err(e) => return self.warnings.push(e.to_string()),
+        };
+        if let Some(first) = self.skills.iter().find(|s| s.name == meta.name) {
+            let e = problem(
+                &file,
+                meta.name_line,
+                "name",
+                format!(
+                    "{} is already the skill in {}; this one is ignored",
+                    quoted(&meta.name),
+                    first.file.display()
+                ),
+            );
+            return self.warnings.push(e.to_string());
+        }
+        self.skills.push(Skill {
+            name: meta.name,
+            description: meta.description,
+            keywords: meta.keywords,
+            dir: std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+            file,
+        });
+    }
+}
+
+/// What the front matter says.
+struct Meta {
+    name: String,
+    name_line: usize,
+    description: String,
+    keywords: Vec<String>,
+}
+
+fn problem(file: &Path, line: usize, key: &str, message: impl Into<String>) -> AgentFileError {
+    AgentFileError {
+        file: file.display().to_string(),
+        line,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn read_front(file: &Path) -> Result<Meta, AgentFileError> {
+    let fail = |line: usize, message: String| problem(file, line, "", message);
+    let size = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_SKILL_BYTES {
+        return Err(fail(
+            0,
+            format!("too large ({size} bytes; at most {MAX_SKILL_BYTES})"),
+        ));
+    }
+    let text = fs::read_to_string(file).map_err(|e| fail(0, format!("cannot read: {e}")))?;
+    match split_front_matter(&text) {
+        FrontMatter::Absent => Err(fail(
+            1,
+            "no front matter: start with a line `---`, then `name:` and `description:`, then `---`"
+                .into(),
+        )),
+        FrontMatter::Unclosed => Err(fail(
+            1,
+            "the front matter opened here is not closed: end it with a line `---`".into(),
+        )),
+        FrontMatter::Closed {
+            yaml, close_line, ..
+        } => parse_front(yaml, close_line)
+            .map_err(|(line, key, message)| problem(file, line, key, message)),
+    }
+}
+
+enum FrontMatter<'a> {
+    /// The file does not start with a `---` line.
+    Absent,
+    Closed {
+        yaml: &'a str,
+        body: &'a str,
+        /// The line (1-based) of the closing `---`.
+        close_line: usize,
+    },
+    Unclosed,
+}
+
+/// Splits a Markdown file at its front matter, by the agent file's rule: a first line `---` and
+/// the next line `---` (trailing spaces and `\r` ignored). The YAML starts on line 2.
+fn split_front_matter(text: &str) -> FrontMatter<'_> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        Some(first) if first.trim_end() == "---" => {
+            let start = first.len();
+            let mut pos = start;
+            for (i, line) in lines.enumerate() {
+                if line.trim_end() == "---" {
+                    return FrontMatter::Closed {
+                        yaml: text.get(start..pos).unwrap_or(""),
+                        body: text.get(pos + line.len()..).unwrap_or(""),
+                        close_line: i + 2,
+                    };
+                }
+                pos += line.len();
+            }
+            FrontMatter::Unclosed
+        }
+        _ => FrontMatter::Absent,
+    }
+}
+
+/// A front-matter problem: line, key, message.
+type Bad = (usize, &'static str, String);
+
+/// Reads `name`, `description` and `keywords` from the front matter (which starts on line 2
+/// and is closed on `close_line`); other keys (`license`, `metadata`, …) are skipped.
+fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
+    let mut events = Events {
+        parser: Parser::new_from_str(yaml),
+    };
+    // The document's root: a mapping, or nothing at all.
+    let mut open = loop {
+        match events.next()? {
+            (Event::StreamStart | Event::DocumentStart(_), _) => {}
+            (Event::MappingStart(..), _) => break true,
+            (Event::StreamEnd | Event::DocumentEnd, _) => break false,
+            (_, line) => {
+                return Err((
+                    line,
+                    "",
+                    "the front matter must be `key: value` lines".into(),
+                ));
+            }
+        }
+    };
+    let mut name: Option<(String, usize)> = None;
+    let mut description: Option<(String, usize)> = None;
+    let mut keywords: Option<(Vec<String>, usize)> = None;
+    while open {
+        let (key, line) = match events.next()? {
+            (Event::MappingEnd, _) => {
+                open = false;
+                continue;
+            }
+            (Event::Scalar(key, ..), line) => (key.into_owned(), line),
+            (_, line) => {
+                return Err((
+                    line,
+                    "",
+                    "a key must be plain text, not a list or a mapping".into(),
+                ));
+            }
+        };
+        let (slot, key): (&mut Option<_>, &'static str) = match key.as_str() {
+            "name" => (&mut name, "name"),
+            "description" => (&mut description, "description"),
+            "keywords" => {
+                if let Some((_, first)) = &keywords {
+                    return Err((
+                        line,
+                        "keywords",
+                        format!("given twice (first on line {first})"),
+                    ));
+                }
+                keywords = Some((events.keywords()?, line));
+                continue;
+            }
+            _ => {
+                events.skip_value()?;
+                continue;
+            }
+        };
+        if let Some((_, first)) = slot {
+            return Err((line, key, format!("given twice (first on line {first})")));
+        }
+        match events.next()? {
+            (Event::Scalar(value, style, ..), _) if !is_null(&value, style) => {
+                *slot = Some((one_line(&value), line));
+            }
+            (Event::Scalar(..), _) => {}
+            (_, value_line) => return Err((value_line, key, "expected text".into())),
+        }
+    }
+    events.drain()?;
+    let Some((name, name_line)) = name.filter(|(n, _)| !n.is_empty()) else {
+        return Err((close_line, "name", "missing".into()));
+    };
+    let valid = name.chars().count() <= MAX_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return Err((
+            name_line,
+            "name",
+            format!(
+                "{} is not a skill name: use letters, digits, `-`, `_` or `.`, at most {MAX_NAME_CHARS}",
+                quoted(&name)
+            ),
+        ));
+    }
+    let Some((description, description_line)) = description.filter(|(d, _)| !d.is_empty()) else {
+        return Err((close_line, "description", "missing".into()));
+    };
+    if description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err((
+            description_line,
+            "description",
+            format!("longer than {MAX_DESCRIPTION_CHARS} characters"),
+        ));
+    }
+    Ok(Meta {
+        name,
+        name_line,
+        description,
+        keywords: keywords.map(|(k, _)| k).unwrap_or_default(),
+    })
+}
+
+/// saphyr's events with the line (of `SKILL.md`) each starts on.
+struct Events<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+}
+
+impl<'a> Events<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, usize), Bad> {
+        // The YAML starts on line 2 of the file (after the opening `---`).
+        match self.parser.next() {
+            None => Ok((Event::StreamEnd, 0)),
+            Some(Ok((event, span))) => Ok((event, span.start.line().max(1) + 1)),
+            Some(Err(e)) => Err((
+                e.marker().line().max(1) + 1,
+                "",
+                format!(
+                    "invalid YAML: {} (column {})",
+                    e.info(),
+                    e.marker().col() + 1
+                ),
+            )),
+        }
+    }
+
+    /// `keywords`: a list of strings, or one comma-separated string.
+    fn keywords(&mut self) -> Result<Vec<String>, Bad> {
+        let mut words = Vec::new();
+        match self.next()? {
+            (Event::Scalar(value, style, ..), _) if !is_null(&value, style) => {
+                words.extend(value.split(',').map(one_line));
+            }
+            (Event::Scalar(..), _) => {}
+            (Event::SequenceStart(..), _) => loop {
+                match self.next()? {
+                    (Event::SequenceEnd, _) => break,
+                    (Event::Scalar(value, ..), _) => words.push(one_line(&value)),
+                    (_, line) => return Err((line, "keywords", "expected a list of words".into())),
+                }
+            },
+            (_, line) => {
+                return Err((
+                    line,
+                    "keywords",
+                    "expected a list of words or a comma-separated text".into(),
+                ));
+            }
+        }
+        words.retain(|w| !w.is_empty());
+        Ok(words)
+    }
+
+    /// Skips one value, however nested, without recursing.
+    fn skip_value(&mut self) -> Result<(), Bad> {
+        let mut depth = 0usize;
+        loop {
+            match self.next()?.0 {
+                Event::SequenceStart(..) | Event::MappingStart(..) => depth += 1,
+                Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+                Event::StreamEnd => return Ok(()),
+                _ => {}
+            }
+            if depth == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads to the end, so that a syntax error after the keys is still reported.
+    fn drain(&mut self) -> Result<(), Bad> {
+        while !matches!(self.next()?.0, Event::StreamEnd) {}
+        Ok(())
+    }
+}
+
+/// An empty value, `~` or `null`: YAML's null, which for us is "not given".
+fn is_null(value: &str, style: ScalarStyle) -> bool {
+    style == ScalarStyle::Plain && matches!(value, "" | "~" | "null" | "Null" | "NULL")
+}
+
+/// Text on one line: runs of whitespace (the newlines of `>` and `|` strings) become one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn quoted(text: &str) -> String {
+    Value::from(text).to_string()
+}
+
+/// How close two names are, from 0 to 1, case ignored (the measure `args` uses for parameters).
+fn similarity(a: &str, b: &str) -> f64 {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    if a == b {
+        return 1.0;
+    }
+    strsim::jaro_winkler(&a, &b).max(strsim::normalized_damerau_levenshtein(&a, &b))
+}
+
+/// The `read_skill` built-in: a skill's body and the files beside it.
+///
+/// The body is read from disk at each call, not cached at start-up, so that a skill edited while
+/// mm runs is read as it is now; the catalogue (names, descriptions) is the start-up one.
+pub struct ReadSkillTool {
+    catalogue: Arc<Catalogue>,
+    spec: ToolSpec,
+    params: Params,
+}
+
+impl ReadSkillTool {
+    pub const NAME: &'static str = "read_skill";
+
+    pub fn new(catalogue: Arc<Catalogue>) -> Self {
+        let params = Params {
+            params: vec![ParamSpec {
+                name: "name".into(),
+                ty: ParamType::String,
+                description: None,
+                required: true,
+                enum_values: None,
+                default: None,
+                schema: None,
+            }],
+            deny_unknown: true,
+        };
+        let spec = ToolSpec {
+            name: Self::NAME.into(),
+            description: "Read a skill's steps and files.".into(),
+            parameters: params.builtin_schema(),
+        };
+        Self {
+            catalogue,
+            spec,
+            params,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ReadSkillTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Builtin
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    async fn run(&self, args: &Map<String, Value>, _ctx: &ToolCtx, out: &mut Output) -> Outcome {
+        let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+        let Some(skill) = self.catalogue.get(name).cloned() else {
+            out.write_str(&self.catalogue.miss(name));
+            return Outcome::Failed;
+        };
+        // Reading and walking the folder block: off the turn loop's threads.
+        let (outcome, text) = tokio::task::spawn_blocking(move || answer(&skill))
+            .await
+            .unwrap_or_else(|e| (Outcome::Failed, format!("read_skill failed: {e}")));
+        out.write_str(&text);
+        outcome
+    }
+}
+
+/// The body of `skill`'s `SKILL.md` (front matter left out), then its folder and files.
+fn answer(skill: &Skill) -> (Outcome, String) {
+    let text = match fs::read_to_string(&skill.file) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = format!("Cannot read {}: {e}", skill.file.display());
+            return (Outcome::Failed, message);
+        }
+    };
+    let body = match split_front_matter(&text) {
+        FrontMatter::Closed { body, .. } => body,
+        FrontMatter::Absent | FrontMatter::Unclosed => &text,
+    };
+    let mut answer = body.trim().to_string();
+    let dir = skill.dir.display();
+    let (files, more) = files_in(&skill.dir);
+    if files.is_empty() {
+        let _ = write!(answer, "\n\nNo other files in {dir}.");
+    } else {
+        let _ = write!(answer, "\n\nFiles in {dir}:");
+        for file in &files {
+            let _ = write!(answer, "\n- {file}");
+        }
+        if more {
+            let _ = write!(answer, "\n(only the first {MAX_LISTED_FILES} are listed)");
+        }
+    }
+    answer.push('\n');
+    (Outcome::Success, answer)
+}
+
+/// The files in `dir` (not `SKILL.md`), `/`-separated and relative, in path order, hidden and
+/// ignored files left out as `list_files` does; and whether there were more than the cap.
+fn files_in(dir: &Path) -> (Vec<String>, bool) {
+    let walker = WalkBuilder::new(dir)
+        .require_git(false)
+        .max_depth(Some(MAX_LISTED_DEPTH))
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    let mut files = Vec::new();
+    for entry in walker.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(dir) else {
+            continue;
+        };
+        if relative == Path::new(SKILL_FILE) {
+            continue;
+        }
+        if files.len() == MAX_LISTED_FILES {
+            return (files, true);
+        }
+        let parts: Vec<_> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect();
+        files.push(parts.join("/"));
+    }
+    (files, false)
+}
+
+#[cfg(test)]
+#[path = "skills_tests.rs"]
+mod tests;

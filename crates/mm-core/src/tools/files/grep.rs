@@ -1,0 +1,100 @@
+//! `grep`: the lines matching a regex in the files under a folder (or in one file), as
+//! `file:line:text`, with ripgrep's own crates: `grep-regex` for the matcher, `grep-searcher`
+//! for the search (binary files are skipped at their first NUL byte) and the shared
+//! [`super::walk`] for ignore rules. Files come in sorted order; matches are capped, and past the
+//! cap they are still counted so that the answer can say how many were left out.
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
+
+use super::{Answer, FileTool, Filter, Job, done, param, refuse, walk};
+use crate::args::ParamType;
+use crate::tools::Outcome;
+
+/// The most matching lines one answer shows.
+pub(super) const MAX_MATCHES: usize = 200;
+/// The longest line shown, in bytes; the rest of a longer line is cut.
+pub(super) const MAX_LINE: usize = 300;
+
+pub(super) fn tool() -> FileTool {
+    FileTool::new(
+        "grep",
+        "Regex search; answers file:line:text.",
+        vec![
+            param("pattern", ParamType::String, None, true),
+            param("path", ParamType::String, None, false),
+            param("glob", ParamType::String, Some("File glob"), false),
+        ],
+        true,
+        grep,
+    )
+}
+
+fn grep(job: &Job) -> Answer {
+    let pattern = job.str("pattern");
+    let matcher = match RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+    {
+        Ok(matcher) => matcher,
+        Err(e) => return refuse(format!("invalid regex {pattern:?}: {e}")),
+    };
+    let shown_root = job.opt_str("path").unwrap_or(".");
+    let root = job.path("path");
+    if !root.exists() {
+        return refuse(format!("{shown_root} does not exist."));
+    }
+    let filter = match Filter::new(job.opt_str("glob")) {
+        Ok(filter) => filter,
+        Err(e) => return refuse(e),
+    };
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut lines = String::new();
+    let (mut total, mut files) = (0usize, 0usize);
+    let walked = walk(&root, shown_root, &filter, &job.cancel, |path, shown| {
+        let before = total;
+        let sink = Lossy(|number, line: &str| {
+            total += 1;
+            if total <= MAX_MATCHES {
+                let line = line.trim_end_matches(['\n', '\r']);
+                lines.push_str(&format!("{shown}:{number}:{}\n", trimmed(line)));
+            }
+            Ok(!job.cancel.is_cancelled())
+        });
+        // A file that cannot be read is skipped, as ripgrep does (after saying so on stderr).
+        let _ = searcher.search_path(&matcher, path, sink);
+        files += usize::from(total > before);
+        Some(())
+    });
+    if job.cancel.is_cancelled() {
+        return (Outcome::Cancelled, lines);
+    }
+    if let Err(outcome) = walked {
+        return (outcome, lines);
+    }
+    if total == 0 {
+        return done(format!("No matches for {pattern} in {shown_root}."));
+    }
+    if total > MAX_MATCHES {
+        lines.push_str(&format!(
+            "… {} more matches ({total} in {files} files); narrow the pattern, path or glob\n",
+            total - MAX_MATCHES
+        ));
+    }
+    done(lines)
+}
+
+/// `line` within [`MAX_LINE`] bytes, cut on a character boundary.
+fn trimmed(line: &str) -> String {
+    if line.len() <= MAX_LINE {
+        return line.to_string();
+    }
+    let mut end = MAX_LINE;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &line[..end])
+}

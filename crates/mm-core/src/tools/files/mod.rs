@@ -1,0 +1,345 @@
+//! The built-in file tools: `read_file`, `write_file`, `edit_file`, `list_files` and `grep`.
+//!
+//! Each tool is a [`FileTool`]: its spec, its parameters, whether it only reads, and a plain
+//! blocking function that gets validated arguments and answers with a text and an [`Outcome`].
+//! The function runs on tokio's blocking pool, so a large file or a long walk never stalls the
+//! turn loop. What is shared lives here: path resolution, the atomic write, the walker and the
+//! glob filter that `list_files` and `grep` both use (the crates ripgrep is built from).
+
+mod edit_file;
+mod grep;
+mod list_files;
+mod read_file;
+mod write_file;
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
+use crate::args::{ParamSpec, ParamType, Params};
+use crate::output::Output;
+
+/// The file tools, in the order they are offered.
+pub const FILE_TOOLS: &[&str] = &["read_file", "write_file", "edit_file", "list_files", "grep"];
+
+/// The file tool called `name`, if there is one.
+pub fn file_tool(name: &str) -> Option<Arc<dyn Tool>> {
+    let tool = match name {
+        "read_file" => read_file::tool(),
+        "write_file" => write_file::tool(),
+        "edit_file" => edit_file::tool(),
+        "list_files" => list_files::tool(),
+        "grep" => grep::tool(),
+        _ => return None,
+    };
+    Some(Arc::new(tool))
+}
+
+/// What a file tool's job gets: its validated arguments and the call's context.
+struct Job {
+    args: Map<String, Value>,
+    cwd: PathBuf,
+    cancel: CancellationToken,
+}
+
+impl Job {
+    fn str(&self, name: &str) -> &str {
+        self.args.get(name).and_then(Value::as_str).unwrap_or("")
+    }
+    fn opt_str(&self, name: &str) -> Option<&str> {
+        self.args
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+    fn int(&self, name: &str) -> Option<i64> {
+        self.args.get(name).and_then(Value::as_i64)
+    }
+    /// A path argument: relative paths are taken from mm's working directory; absolute ones are
+    /// allowed (mm runs with the user's rights, and consent guards the writes).
+    fn path(&self, name: &str) -> PathBuf {
+        resolve(&self.cwd, self.opt_str(name).unwrap_or("."))
+    }
+}
+
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// How a job ended: the text the model reads and the outcome.
+type Answer = (Outcome, String);
+
+fn done(text: impl Into<String>) -> Answer {
+    (Outcome::Success, text.into())
+}
+
+fn refuse(text: impl Into<String>) -> Answer {
+    (Outcome::Failed, text.into())
+}
+
+/// A built-in file tool.
+struct FileTool {
+    spec: ToolSpec,
+    params: Params,
+    read_only: bool,
+    job: fn(&Job) -> Answer,
+}
+
+impl FileTool {
+    fn new(
+        name: &str,
+        description: &str,
+        params: Vec<ParamSpec>,
+        read_only: bool,
+        job: fn(&Job) -> Answer,
+    ) -> Self {
+        let params = Params {
+            params,
+            deny_unknown: true,
+        };
+        let spec = ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters: params.builtin_schema(),
+        };
+        Self {
+            spec,
+            params,
+            read_only,
+            job,
+        }
+    }
+}
+
+/// A parameter; `description` is kept terse (small models pay for every token of it).
+fn param(name: &str, ty: ParamType, description: Option<&str>, required: bool) -> ParamSpec {
+    ParamSpec {
+        name: name.into(),
+        ty,
+        description: description.map(Into::into),
+        required,
+        enum_values: None,
+        default: None,
+        schema: None,
+    }
+}
+
+#[async_trait]
+impl Tool for FileTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Builtin
+    }
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+        let job = Job {
+            args: args.clone(),
+            cwd: ctx.cwd.clone(),
+            cancel: ctx.cancel.clone(),
+        };
+        let run = self.job;
+        let (outcome, text) = match tokio::task::spawn_blocking(move || run(&job)).await {
+            Ok(answer) => answer,
+            Err(e) => refuse(format!("{} failed: {e}", self.spec.name)),
+        };
+        out.write_str(&text);
+        outcome
+    }
+}
+
+/// Why a path cannot be read as a file, worded for the model; `None` when it is a file.
+fn not_a_file(path: &Path, shown: &str) -> Option<String> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Some(format!("{shown} is a folder, not a file.")),
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(format!("{shown} does not exist.")),
+        Err(e) => Some(format!("{shown} cannot be read: {e}")),
+    }
+}
+
+/// Whether a write created the file or replaced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Created,
+    Replaced,
+}
+
+/// Writes `content` to `path` atomically (see [`write_atomic_with`]).
+fn write_atomic(path: &Path, content: &[u8]) -> io::Result<Written> {
+    write_atomic_with(path, |file| file.write_all(content))
+}
+
+/// Writes a file so that it is never seen half-written: `fill` writes a temporary file beside
+/// the target (same folder, hence same file system), which is synced and then renamed over the
+/// target. Until the rename the target keeps its old content; if anything fails the temporary
+/// file is removed. Missing parent folders are created. An existing file keeps its permissions
+/// (not its owner: mm cannot give files away); a symlink is followed, so the file it points to
+/// is replaced and the link stays.
+fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<Written> {
+    let target = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    };
+    let old = match fs::metadata(&target) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a folder",
+            ));
+        }
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let folder = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(folder)?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // A new file gets 0666 less the umask, like any other program's; the temporary file's
+    // usual 0600 would hide it from the user's group.
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".mm-tmp")
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(folder)?;
+    fill(temp.as_file_mut())?;
+    if let Some(permissions) = old.clone() {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(&target).map_err(|e| e.error)?;
+    // The rename itself is durable once the folder is synced; a failure here changes nothing
+    // the user can see, so it is not reported.
+    let _ = File::open(folder).and_then(|f| f.sync_all());
+    Ok(if old.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    })
+}
+
+/// Which files a glob selects. A glob without `/` matches file names at any depth (`*.rs`,
+/// like a `.gitignore` line); one with `/` matches the path from the search root (`src/*.rs`
+/// only in `src`, `**/*.rs` anywhere).
+struct Filter {
+    glob: Option<GlobMatcher>,
+    by_name: bool,
+}
+
+impl Filter {
+    fn new(pattern: Option<&str>) -> Result<Self, String> {
+        let Some(pattern) = pattern else {
+            return Ok(Self {
+                glob: None,
+                by_name: false,
+            });
+        };
+        let pattern = pattern.trim_start_matches("./");
+        let by_name = !pattern.contains('/');
+        let glob = if by_name {
+            Glob::new(pattern)
+        } else {
+            GlobBuilder::new(pattern).literal_separator(true).build()
+        }
+        .map_err(|e| format!("invalid glob {pattern:?}: {}", e.kind()))?;
+        Ok(Self {
+            glob: Some(glob.compile_matcher()),
+            by_name,
+        })
+    }
+
+    /// Whether the file at `relative` (from the search root) is selected.
+    fn matches(&self, relative: &Path) -> bool {
+        match &self.glob {
+            None => true,
+            Some(glob) if self.by_name => relative.file_name().is_some_and(|n| glob.is_match(n)),
+            Some(glob) => glob.is_match(relative),
+        }
+    }
+}
+
+/// The files under `root` that `filter` selects, ripgrep's way: `.gitignore`, `.ignore` and
+/// global git excludes are respected (in a git repository or not), hidden files and folders are
+/// skipped, and each folder is walked in name order so that the result is sorted. Yields the
+/// path on disk and the path shown to the model (`shown_root` joined with the relative path,
+/// so that it can be passed back to another tool as is). `None` from `each` stops the walk.
+fn walk(
+    root: &Path,
+    shown_root: &str,
+    filter: &Filter,
+    cancel: &CancellationToken,
+    mut each: impl FnMut(&Path, String) -> Option<()>,
+) -> Result<(), Outcome> {
+    // A file named as the root is searched as the model named it, ignore rules or not.
+    if root.is_file() {
+        let name = Path::new(root.file_name().unwrap_or_default());
+        if filter.matches(name) {
+            each(root, shown_root.to_string());
+        }
+        return Ok(());
+    }
+    let walker = WalkBuilder::new(root)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        if cancel.is_cancelled() {
+            return Err(Outcome::Cancelled);
+        }
+        // Unreadable entries (permissions, a broken link) are skipped, as ripgrep does.
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        if filter.matches(relative) && each(path, shown(shown_root, relative)).is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// `relative` as the model sees it: under the root it named, `/`-separated.
+fn shown(shown_root: &str, relative: &Path) -> String {
+    let relative = relative.to_string_lossy();
+    match shown_root.trim_start_matches("./").trim_end_matches('/') {
+        "" if shown_root.starts_with('/') => format!("/{relative}"),
+        "" | "." => relative.into_owned(),
+        root => format!("{root}/{relative}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
