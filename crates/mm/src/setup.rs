@@ -169,7 +169,13 @@ pub fn print_check(env: &Env) -> Result<u8, Failure> {
     } else {
         format!("{} declared tool(s): {}", names.len(), names.join(", "))
     };
-    write_stdout(&format!("{}: ok ({tools})\n", env.source))
+    let skills = env.skills.names();
+    let skills = match skills.len() {
+        0 => String::new(),
+        1 => format!("; 1 skill: {}", skills.join(", ")),
+        n => format!("; {n} skills: {}", skills.join(", ")),
+    };
+    write_stdout(&format!("{}: ok ({tools}{skills})\n", env.source))
 }
 
 /// Writes to stdout; a closed pipe (`mm tools | head`) is a normal end, not an error.

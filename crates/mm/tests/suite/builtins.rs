@@ -181,3 +181,30 @@ fn the_example_agent_offers_its_skill_in_the_system_prompt_and_read_skill_return
     let bytes = serde_json::to_string(first).expect("JSON").len();
     assert!(bytes <= 3072, "the first request is {bytes} bytes");
 }
+
+#[test]
+fn project_skills_load_and_a_malformed_one_is_a_warning_naming_file_and_line() {
+    let case = Case::new("---\nmodel: m\n---\n");
+    let put = |path: &str, text: &str| {
+        let path = case.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    put(
+        ".mm/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Ship it.\n---\nRun the release tool.\n",
+    );
+    put(
+        ".mm/skills/broken/SKILL.md",
+        "---\nname: broken\n---\nNo description.\n",
+    );
+    let out = case.mm_offline().arg("check").output().expect("mm");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("1 skill: deploy"), "{stdout}");
+    assert!(
+        stderr.contains("broken/SKILL.md:3: description"),
+        "{stderr}"
+    );
+}
