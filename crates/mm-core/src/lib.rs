@@ -9,6 +9,7 @@ mod agent_file;
 mod args;
 mod config;
 mod events;
+mod front_matter;
 mod hooks;
 mod loop_guard;
 mod output;

@@ -16,7 +16,7 @@
 //! keys are flat, events carry the line of every key, and skipping the other keys (`license`,
 //! `metadata`, …) needs no tree. The parser is a state machine that bounds nesting itself, so a
 //! hostile `[[[[…` is a warning, not a stack overflow. (The agent file's front-matter splitter
-//! and YAML tree are private to `agent_file`; `split_front_matter` here follows the same rule.)
+//! is shared: [`crate::front_matter`].)
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 
 use crate::agent_file::AgentFileError;
 use crate::args::{ParamSpec, ParamType, Params};
+use crate::front_matter::{FrontMatter, split_front_matter};
 use crate::output::Output;
 use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 
@@ -282,43 +283,6 @@ fn read_front(file: &Path) -> Result<Meta, AgentFileError> {
             yaml, close_line, ..
         } => parse_front(yaml, close_line)
             .map_err(|(line, key, message)| problem(file, line, key, message)),
-    }
-}
-
-enum FrontMatter<'a> {
-    /// The file does not start with a `---` line.
-    Absent,
-    Closed {
-        yaml: &'a str,
-        body: &'a str,
-        /// The line (1-based) of the closing `---`.
-        close_line: usize,
-    },
-    Unclosed,
-}
-
-/// Splits a Markdown file at its front matter, by the agent file's rule: a first line `---` and
-/// the next line `---` (trailing spaces and `\r` ignored). The YAML starts on line 2.
-fn split_front_matter(text: &str) -> FrontMatter<'_> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    match lines.next() {
-        Some(first) if first.trim_end() == "---" => {
-            let start = first.len();
-            let mut pos = start;
-            for (i, line) in lines.enumerate() {
-                if line.trim_end() == "---" {
-                    return FrontMatter::Closed {
-                        yaml: text.get(start..pos).unwrap_or(""),
-                        body: text.get(pos + line.len()..).unwrap_or(""),
-                        close_line: i + 2,
-                    };
-                }
-                pos += line.len();
-            }
-            FrontMatter::Unclosed
-        }
-        _ => FrontMatter::Absent,
     }
 }
 

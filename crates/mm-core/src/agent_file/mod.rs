@@ -21,6 +21,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::config::AgentConfig;
+use crate::front_matter::{FrontMatter, split_front_matter};
 
 /// Front matter larger than this is refused: an agent file is a page of configuration, and
 /// the bound keeps nesting (hence recursion while walking the tree) shallow.
@@ -96,7 +97,7 @@ fn parse_shape(
     } else {
         match split_front_matter(text) {
             FrontMatter::Absent => (None, 1, Some(text)),
-            FrontMatter::Closed { yaml, body } => (Some(yaml), 2, Some(body)),
+            FrontMatter::Closed { yaml, body, .. } => (Some(yaml), 2, Some(body)),
             FrontMatter::Unclosed => {
                 return Err(fail(
                     1,
@@ -125,38 +126,4 @@ fn parse_shape(
         ..config
     };
     Ok((config, cx.unsupported))
-}
-
-enum FrontMatter<'a> {
-    /// The file does not start with a `---` line.
-    Absent,
-    Closed {
-        yaml: &'a str,
-        body: &'a str,
-    },
-    Unclosed,
-}
-
-/// Splits a Markdown file at its front matter: a first line `---` and the next line `---`
-/// (trailing spaces and `\r` ignored).
-fn split_front_matter(text: &str) -> FrontMatter<'_> {
-    let mut lines = text.split_inclusive('\n');
-    let Some(first) = lines.next() else {
-        return FrontMatter::Absent;
-    };
-    if first.trim_end() != "---" {
-        return FrontMatter::Absent;
-    }
-    let start = first.len();
-    let mut pos = start;
-    for line in lines {
-        if line.trim_end() == "---" {
-            return FrontMatter::Closed {
-                yaml: text.get(start..pos).unwrap_or(""),
-                body: text.get(pos + line.len()..).unwrap_or(""),
-            };
-        }
-        pos += line.len();
-    }
-    FrontMatter::Unclosed
 }
