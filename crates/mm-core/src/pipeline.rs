@@ -196,7 +196,7 @@ impl<'a> CallPipeline<'a> {
         cancel: &CancellationToken,
     ) -> CallResult {
         if !tool.read_only()
-            && let Err(answer) = self.consent(&call.name, args).await
+            && let Err(answer) = self.consent(&call.name, tool, args).await
         {
             return refused(answer);
         }
@@ -221,8 +221,15 @@ impl<'a> CallPipeline<'a> {
         result
     }
 
-    /// `Err` is the answer to the model when the call may not run.
-    async fn consent(&self, name: &str, args: &Map<String, Value>) -> Result<(), String> {
+    /// `Err` is the answer to the model when the call may not run. The user is shown the
+    /// tool's [`preview`](Tool::preview) of the call (a declared tool's command line), else
+    /// its arguments.
+    async fn consent(
+        &self,
+        name: &str,
+        tool: &Arc<dyn Tool>,
+        args: &Map<String, Value>,
+    ) -> Result<(), String> {
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };
@@ -235,7 +242,7 @@ impl<'a> CallPipeline<'a> {
             Some(asker) => {
                 let asker = asker.clone();
                 let name = name.to_string();
-                let summary = subject(&name, args);
+                let summary = tool.preview(args).unwrap_or_else(|| subject(&name, args));
                 tokio::task::spawn_blocking(move || asker.ask(&name, &summary))
                     .await
                     .unwrap_or(None)

@@ -69,6 +69,18 @@ impl Tool for DeclaredTool {
     fn kind(&self) -> ToolKind {
         ToolKind::Declared
     }
+    /// The command exactly as it will run, each argv entry quoted when it needs it to read
+    /// as one (`./release.sh '1.4.2; rm -rf ~' --channel=beta`).
+    fn preview(&self, args: &Map<String, Value>) -> Option<String> {
+        let argv = self.argv(args).ok()?;
+        let program = self.config.command.first()?;
+        let mut line = quoted(program);
+        for arg in &argv {
+            line.push(' ');
+            line.push_str(&quoted(&arg.to_string_lossy()));
+        }
+        Some(line)
+    }
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let argv = match self.argv(args) {
             Ok(argv) => argv,
@@ -84,6 +96,20 @@ impl Tool for DeclaredTool {
             timeout: self.config.timeout,
         };
         run_in(&spec, ctx, out).await
+    }
+}
+
+/// `arg` as a shell would need it written to be one word: bare when it is plain, else in single
+/// quotes. For showing only; nothing runs through a shell.
+fn quoted(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
     }
 }
 

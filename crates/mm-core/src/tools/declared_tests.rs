@@ -214,3 +214,30 @@ async fn numbers_reach_the_program_in_their_shortest_form() {
         ["1.50", "--channel=stable", "--level=4"]
     );
 }
+
+#[test]
+fn the_consent_preview_is_the_command_line_that_will_run() {
+    let tool = release("./scripts/release.sh");
+    let args = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+    assert_eq!(
+        tool.preview(&args(
+            json!({"version": "1.4.2", "channel": "beta", "level": 1})
+        )),
+        Some(r"./scripts/release.sh '%s\0' 1.4.2 --channel=beta --level=1 '{{x}} stays'".into())
+    );
+    // A hostile value is shown as the one argument it is, quotes and all.
+    assert_eq!(
+        tool.preview(&args(
+            json!({"version": "1.4.2; rm -rf ~ 'x'", "channel": "beta", "level": 1})
+        )),
+        Some(
+            r"./scripts/release.sh '%s\0' '1.4.2; rm -rf ~ '\''x'\''' --channel=beta --level=1 '{{x}} stays'"
+                .into()
+        )
+    );
+    // A value that cannot be passed is not previewed (the call is answered, not run).
+    assert_eq!(
+        tool.preview(&args(json!({"version": "a\u{0}b", "channel": "beta"}))),
+        None
+    );
+}

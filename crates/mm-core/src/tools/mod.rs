@@ -108,6 +108,11 @@ pub trait Tool: Send + Sync {
     fn read_only(&self) -> bool {
         false
     }
+    /// What a consent dialog shows for this call when it is more exact than the arguments
+    /// (a declared tool: the command line that will run). `None`: the arguments.
+    fn preview(&self, _args: &Map<String, Value>) -> Option<String> {
+        None
+    }
     /// Runs the tool with validated, coerced arguments. Failures are written to `out` (the model
     /// reads them) and reported as an [`Outcome`]; this never returns an error.
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome;

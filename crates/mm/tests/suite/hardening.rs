@@ -52,15 +52,9 @@ fn the_echo_shows_control_characters_escaped() {
     assert!(last_tool_message(&server).contains("red\u{1b}[31m bell\u{7}"));
 }
 
-#[test]
-fn the_consent_dialog_shows_exactly_what_will_run() {
-    let case = Case::new("---\nmodel: m\n---\nTest agent.\n");
-    let command = format!("echo {ESC_ARGS}");
-    let server = ScriptedServer::start(vec![
-        Reply::tool_call("bash", json!({ "command": command }).to_string()),
-        Reply::text("done"),
-    ]);
-    // `script` gives mm a terminal on stdin and stderr, so it asks; the answer is "n".
+/// Runs mm under `script` (a terminal on stdin and stderr, so it asks), answers "n" to the
+/// consent dialog, and returns what the terminal showed.
+fn answer_no_to_the_dialog(case: &Case, server: &ScriptedServer) -> String {
     let mm = assert_cmd::cargo::cargo_bin("mm");
     let line = format!(
         "cd '{}' && HOME=. TMPDIR=. '{}' --base-url '{}' -p go",
@@ -96,7 +90,18 @@ fn the_consent_dialog_shows_exactly_what_will_run() {
         stdin.write_all(b"n\n").expect("answer");
     }
     let out = child.wait_with_output().expect("script ends");
-    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_consent_dialog_shows_exactly_what_will_run() {
+    let case = Case::new("---\nmodel: m\n---\nTest agent.\n");
+    let command = format!("echo {ESC_ARGS}");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("bash", json!({ "command": command }).to_string()),
+        Reply::text("done"),
+    ]);
+    let screen = answer_no_to_the_dialog(&case, &server);
     assert!(
         screen.contains(r"Allow bash: echo git status\x1b[2K\r\x1b[1Atouch /tmp/x"),
         "{screen:?}"
@@ -111,6 +116,23 @@ fn the_consent_dialog_shows_exactly_what_will_run() {
         "{}",
         last_tool_message(&server)
     );
+}
+
+#[test]
+fn the_consent_dialog_of_a_declared_tool_shows_the_command_line_that_will_run() {
+    let case = Case::new(
+        "---\nmodel: m\ntools:\n  rec:\n    description: Record.\n    parameters:\n      v: {type: string}\n    command: [./rec, \"--v={{v}}\", end]\n---\nTest agent.\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("rec", json!({"v": "1; rm -rf ~ \u{1b}[2K"}).to_string()),
+        Reply::text("done"),
+    ]);
+    let screen = answer_no_to_the_dialog(&case, &server);
+    assert!(
+        screen.contains(r"Allow rec: ./rec '--v=1; rm -rf ~ \x1b[2K' end"),
+        "{screen:?}"
+    );
+    assert!(case.calls().is_empty(), "{:?}", case.calls());
 }
 
 #[test]
