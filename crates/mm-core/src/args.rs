@@ -225,6 +225,17 @@ impl Params {
     /// [`model_schema`](Self::model_schema) it states `required` and `enum`, so that a server's
     /// grammar enforces them; parameters with a default are not required.
     pub fn strict_schema(&self) -> Value {
+        self.full_schema(false)
+    }
+
+    /// The JSON Schema an MCP client reads (`mm serve`): [`strict_schema`](Self::strict_schema)
+    /// with each parameter's `description` and `default`. MCP clients drive large models and
+    /// check arguments themselves; mm's own validator still coerces and answers what they send.
+    pub fn mcp_schema(&self) -> Value {
+        self.full_schema(true)
+    }
+
+    fn full_schema(&self, documented: bool) -> Value {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for spec in &self.params {
@@ -237,6 +248,14 @@ impl Params {
             }
             if let Some(values) = &spec.enum_values {
                 property.insert("enum".into(), Value::Array(values.clone()));
+            }
+            if documented {
+                if let Some(description) = &spec.description {
+                    property.insert("description".into(), description.clone().into());
+                }
+                if let Some(default) = &spec.default {
+                    property.insert("default".into(), default.clone());
+                }
             }
             if spec.required && spec.default.is_none() {
                 required.push(Value::String(spec.name.clone()));

@@ -54,6 +54,12 @@ pub enum Command {
     Tools,
     /// Check the agent file and say what it defines.
     Check,
+    /// Serve the agent file's declared tools as an MCP server (stdio unless --http).
+    Serve {
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,7 @@ mod consent;
 mod interactive;
 mod print;
 mod render;
+mod serve;
 mod setup;
 mod signals;
 
@@ -93,6 +94,7 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
     match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
+        Some(Command::Serve { http }) => serve::run(env, http).await,
         None => match &cli.print {
             Some(prompt) => print::run(&cli, env, prompt, watch).await,
             None => interactive::run(&cli, env, watch).await,

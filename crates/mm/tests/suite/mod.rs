@@ -10,6 +10,7 @@ mod output;
 mod processes;
 mod provider_errors;
 mod provider_hardening;
+mod serve;
 mod signals;
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,103 @@
+//! `mm serve` over stdio, driven by hand-written JSON-RPC: the declared tools are listed with
+//! their schemas, a call runs the script with exactly the expected argv (an injection string
+//! stays one argument), and an invalid call is a tool error that runs nothing.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::Case;
+
+const AGENT: &str = "---\nname: ops\ntools:\n  release:\n    description: Publish a release.\n    parameters:\n      version: {type: string, description: \"The version, like 1.4.2.\"}\n      channel: {type: string, enum: [stable, beta]}\n      count: {type: integer, default: 1}\n    command: [./rec, \"{{version}}\", \"--channel={{channel}}\", \"-n\", \"{{count}}\"]\n---\nServed.\n";
+
+/// Sends `requests` (one JSON-RPC message a line) to `mm serve` and returns the answers by id.
+fn exchange(case: &Case, requests: &[Value]) -> Vec<Value> {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
+        .arg("serve")
+        .current_dir(case.path())
+        .env("HOME", case.path())
+        .env_remove("MM_AGENT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("mm serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for request in requests {
+        writeln!(stdin, "{request}").expect("send");
+    }
+    drop(stdin);
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut answers: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(&line.expect("line")).expect("JSON"))
+        .collect();
+    assert!(child.wait().expect("mm ends").success());
+    answers.sort_by_key(|a| a["id"].as_i64());
+    answers
+}
+
+#[test]
+fn mm_serve_lists_the_declared_tools_and_runs_them_with_the_exact_argv() {
+    let case = Case::new(AGENT);
+    let hostile = "1.4.2; touch PWNED $(id)";
+    let answers = exchange(
+        &case,
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "release", "arguments": {"version": hostile, "channel": "beta"}}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+                "name": "release", "arguments": {"version": "2.0", "channel": "alpha"}}}),
+        ],
+    );
+    assert_eq!(answers.len(), 4, "{answers:#?}");
+    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "ops");
+    assert_eq!(
+        answers[1]["result"]["tools"],
+        json!([{
+            "name": "release",
+            "description": "Publish a release.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "version": {"type": "string", "description": "The version, like 1.4.2."},
+                    "channel": {"type": "string", "enum": ["stable", "beta"]},
+                    "count": {"type": "integer", "default": 1},
+                },
+                "required": ["version", "channel"],
+                "additionalProperties": false,
+            },
+        }])
+    );
+    let ran = &answers[2]["result"];
+    assert_eq!(ran["isError"], Value::Null, "{ran}");
+    assert_eq!(ran["content"][0]["text"], "recorded 4 args\n");
+    let invalid = &answers[3]["result"];
+    assert_eq!(invalid["isError"], true, "{invalid}");
+    let text = invalid["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("channel: \"alpha\" is not one of: stable, beta"),
+        "{text}"
+    );
+    // Exactly one run, with the hostile value as one argument; the invalid call ran nothing.
+    assert_eq!(case.calls(), [vec![hostile, "--channel=beta", "-n", "1"]]);
+    assert!(!case.path().join("PWNED").exists());
+}
+
+#[test]
+fn mm_serve_without_declared_tools_is_a_usage_error() {
+    let case = Case::new("---\nmodel: m\n---\n");
+    let out = case.mm_offline().arg("serve").output().expect("mm");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no declared tools to serve"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
