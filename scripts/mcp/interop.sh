@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop tests: the official MCP TypeScript SDK client (pinned in
 # interop/package.json) against picomcp's examples (echo, search_issues,
-# get_price, image, slow) over stdio and Streamable HTTP, using node's built-in
+# get_price, image, slow) and against `mm serve` (target/debug/mm, built by the
+# suite's build step) over stdio and Streamable HTTP, using node's built-in
 # test runner (Node 22 from scripts/mcp/setup-node.sh).
 #
 #   scripts/mcp/interop.sh                 # build examples, run all tests
