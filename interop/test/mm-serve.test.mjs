@@ -112,3 +112,26 @@ test('mm serve over Streamable HTTP, with the TypeScript SDK client', async () =
     child.kill('SIGTERM');
   }
 });
+
+// The Inspector's CLI mode (`@modelcontextprotocol/inspector --cli`, pinned in package.json)
+// spawns `mm serve` itself, lists the tools and calls one.
+test('mm serve with the MCP Inspector CLI', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const run = promisify(execFile);
+  const inspector = path.join(REPO_ROOT, 'interop', 'node_modules', '.bin', 'mcp-inspector');
+  const dir = project();
+  const inspect = async (...args) => {
+    const { stdout } = await run(inspector, ['--cli', MM, 'serve', ...args], { cwd: dir, timeout: 60000 });
+    return JSON.parse(stdout);
+  };
+  const listed = await inspect('--method', 'tools/list');
+  assert.deepEqual(listed.tools.map((t) => t.name), ['release']);
+  assert.deepEqual(listed.tools[0].inputSchema.required, ['version', 'channel']);
+  const hostile = '1.4.2; touch PWNED $(id)';
+  const called = await inspect('--method', 'tools/call', '--tool-name', 'release',
+    '--tool-arg', `version=${hostile}`, '--tool-arg', 'channel=beta');
+  assert.equal(called.content[0].text, 'recorded 2 args\n');
+  assert.deepEqual(calls(dir), [[hostile, '--channel=beta']]);
+  assert.ok(!existsSync(path.join(dir, 'PWNED')));
+});
