@@ -114,7 +114,7 @@ impl Catalogue {
     ///
     ///
     /// Skills (read one with read_skill before following it):
-    /// - deploy: Deploy a service. (keywords: release, ship)
+    /// - deploy: Deploy a service. (release, ship)
     /// ```
     pub fn prompt_section(&self) -> String {
         if self.skills.is_empty() {
@@ -124,7 +124,7 @@ impl Catalogue {
         for skill in &self.skills {
             let _ = write!(text, "- {}: {}", skill.name, skill.description);
             if !skill.keywords.is_empty() {
-                let _ = write!(text, " (keywords: {})", skill.keywords.join(", "));
+                let _ = write!(text, " ({})", skill.keywords.join(", "));
             }
             text.push('\n');
         }
@@ -518,7 +518,7 @@ impl ReadSkillTool {
         };
         let spec = ToolSpec {
             name: Self::NAME.into(),
-            description: "Read a skill's steps and files.".into(),
+            description: "Read a skill: steps, files.".into(),
             parameters: params.builtin_schema(),
         };
         Self {

@@ -74,7 +74,7 @@ fn the_catalogue_is_one_line_per_skill() {
     assert_eq!(
         catalogue.prompt_section(),
         "\n\nSkills:\n\
-         - deploy: Deploy a service. (keywords: release, ship)\n\
+         - deploy: Deploy a service. (release, ship)\n\
          - health-check: Check a service and say how it is.\n"
     );
 }
@@ -381,7 +381,7 @@ fn the_example_skill_loads_into_one_short_line() {
     assert_eq!(
         section,
         "\n\nSkills:\n\
-         - health-check: Check how a service is doing. (keywords: status, down, slow)\n"
+         - health-check: Check how a service is doing. (status, down, slow)\n"
     );
-    assert_eq!(section.len(), 87);
+    assert_eq!(section.len(), 77);
 }

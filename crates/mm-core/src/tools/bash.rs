@@ -37,7 +37,7 @@ impl BashTool {
                 ParamSpec {
                     name: "timeout".into(),
                     ty: ParamType::Integer,
-                    description: Some(format!("Seconds, default {DEFAULT_TIMEOUT}.")),
+                    description: Some(format!("Default {DEFAULT_TIMEOUT} s.")),
                     required: false,
                     enum_values: None,
                     default: Some(json!(DEFAULT_TIMEOUT)),
@@ -125,7 +125,7 @@ mod tests {
             BashTool::new().spec().parameters,
             json!({"type": "object", "properties": {
                 "command": {"type": "string"},
-                "timeout": {"type": "integer", "description": "Seconds, default 120. Optional."},
+                "timeout": {"type": "integer", "description": "Default 120 s. Optional."},
             }})
         );
     }

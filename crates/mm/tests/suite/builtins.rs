@@ -139,7 +139,9 @@ fn the_example_agent_offers_its_skill_in_the_system_prompt_and_read_skill_return
     let first = &requests[0];
     let system = first["messages"][0]["content"].as_str().unwrap_or_default();
     assert!(
-        system.ends_with("\n\nSkills:\n- health-check: Check how a service is doing. (keywords: status, down, slow)\n"),
+        system.ends_with(
+            "\n\nSkills:\n- health-check: Check how a service is doing. (status, down, slow)\n"
+        ),
         "{system}"
     );
     let answers = answers(&server);
@@ -179,7 +181,7 @@ fn the_example_agent_offers_its_skill_in_the_system_prompt_and_read_skill_return
     );
     // The budget of the issue: the example agent's first request with every built-in on.
     let bytes = serde_json::to_string(first).expect("JSON").len();
-    assert!(bytes <= 3072, "the first request is {bytes} bytes");
+    assert!(bytes <= 3000, "the first request is {bytes} bytes");
 }
 
 #[test]

@@ -16,7 +16,7 @@ const HINT_CHARS: usize = 120;
 pub(super) fn tool() -> FileTool {
     FileTool::new(
         "edit_file",
-        "Replace the unique old_text with new_text.",
+        "Replace unique old_text with new_text.",
         vec![
             param("path", ParamType::String, None, true),
             param("old_text", ParamType::String, None, true),

@@ -19,7 +19,7 @@ pub(super) const MAX_LINE: usize = 300;
 pub(super) fn tool() -> FileTool {
     FileTool::new(
         "grep",
-        "Regex search; answers file:line:text.",
+        "Regex search: file:line:text.",
         vec![
             param("pattern", ParamType::String, None, true),
             param("path", ParamType::String, None, false),
