@@ -101,3 +101,71 @@ fn mm_serve_without_declared_tools_is_a_usage_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Whether `pid` is gone or a zombie (read from the process table, not guessed from time).
+fn ended(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| matches!(state, "Z" | "X")),
+    }
+}
+
+#[test]
+fn a_cancelled_call_kills_the_tool() {
+    let case = Case::new(
+        "---\ntools:\n  slow:\n    description: Sleeps.\n    command: [./slow]\n---\nServed.\n",
+    );
+    case.script("slow", "#!/bin/sh\necho $$ > pid\nexec sleep 100\n");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
+        .arg("serve")
+        .current_dir(case.path())
+        .env("HOME", case.path())
+        .env_remove("MM_AGENT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("mm serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for request in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {}}}),
+    ] {
+        writeln!(stdin, "{request}").expect("send");
+    }
+    let pid_file = case.path().join("pid");
+    let started = std::time::Instant::now();
+    let pid = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file)
+            && !pid.trim().is_empty()
+        {
+            break pid.trim().to_string();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the tool did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(!ended(&pid), "the tool is running");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the user pressed Ctrl-C"}});
+    writeln!(stdin, "{cancel}").expect("send");
+    let cancelled = std::time::Instant::now();
+    while !ended(&pid) {
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(10),
+            "the tool {pid} still runs after notifications/cancelled"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(stdin);
+    assert!(child.wait().expect("mm ends").success());
+}
