@@ -315,6 +315,19 @@ impl Params {
 }
 
 impl ParamSpec {
+    /// A parameter with no enum, default or schema (the built-ins' parameters).
+    pub fn new(name: &str, ty: ParamType, description: Option<&str>, required: bool) -> Self {
+        Self {
+            name: name.into(),
+            ty,
+            description: description.map(Into::into),
+            required,
+            enum_values: None,
+            default: None,
+            schema: None,
+        }
+    }
+
     /// Whether the model has to send this parameter: required and without a default.
     fn must_be_sent(&self) -> bool {
         self.required && self.default.is_none()

@@ -89,6 +89,16 @@ pub struct AgentConfig {
     pub warnings: Vec<AgentFileError>,
 }
 
+impl AgentConfig {
+    /// Whether the built-in `name` is offered: every built-in without `builtins:`, else the
+    /// ones it lists.
+    pub fn offers(&self, name: &str) -> bool {
+        self.builtins
+            .as_ref()
+            .is_none_or(|b| b.iter().any(|n| n == name))
+    }
+}
+
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {

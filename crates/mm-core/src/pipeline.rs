@@ -196,7 +196,7 @@ impl<'a> CallPipeline<'a> {
         cancel: &CancellationToken,
     ) -> CallResult {
         if !tool.read_only()
-            && let Err(answer) = self.consent(&call.name, tool, args).await
+            && let Err(answer) = self.consent(tool, args).await
         {
             return refused(answer);
         }
@@ -224,12 +224,8 @@ impl<'a> CallPipeline<'a> {
     /// `Err` is the answer to the model when the call may not run. The user is shown the
     /// tool's [`preview`](Tool::preview) of the call (a declared tool's command line), else
     /// its arguments.
-    async fn consent(
-        &self,
-        name: &str,
-        tool: &Arc<dyn Tool>,
-        args: &Map<String, Value>,
-    ) -> Result<(), String> {
+    async fn consent(&self, tool: &Arc<dyn Tool>, args: &Map<String, Value>) -> Result<(), String> {
+        let name = tool.spec().name.as_str();
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };

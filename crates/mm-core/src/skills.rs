@@ -504,23 +504,11 @@ impl ReadSkillTool {
     pub const NAME: &'static str = "read_skill";
 
     pub fn new(catalogue: Arc<Catalogue>) -> Self {
-        let params = Params {
-            params: vec![ParamSpec {
-                name: "name".into(),
-                ty: ParamType::String,
-                description: None,
-                required: true,
-                enum_values: None,
-                default: None,
-                schema: None,
-            }],
-            deny_unknown: true,
-        };
-        let spec = ToolSpec {
-            name: Self::NAME.into(),
-            description: "Read a skill: steps, files.".into(),
-            parameters: params.builtin_schema(),
-        };
+        let (spec, params) = ToolSpec::builtin(
+            Self::NAME,
+            "Read a skill: steps, files.",
+            vec![ParamSpec::new("name", ParamType::String, None, true)],
+        );
         Self {
             catalogue,
             spec,

@@ -135,8 +135,11 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
 }
 
 /// Scans the agent's `skills:` folders, then the user's and the project's; problems are
-/// warnings and the rest still loads.
+/// warnings and the rest still loads. Nothing is read when `read_skill` is not offered.
 fn load_skills(config: &AgentConfig, cwd: &std::path::Path) -> Catalogue {
+    if !config.offers("read_skill") {
+        return Catalogue::default();
+    }
     let mut folders = config.skills.clone();
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         folders.push(PathBuf::from(home).join(".config/mm/skills"));

@@ -23,34 +23,18 @@ pub struct BashTool {
 
 impl BashTool {
     pub fn new() -> Self {
-        let params = Params {
-            params: vec![
+        let timeout = format!("Default {DEFAULT_TIMEOUT} s.");
+        let (spec, params) = ToolSpec::builtin(
+            "bash",
+            "Run a bash command line.",
+            vec![
+                ParamSpec::new("command", ParamType::String, None, true),
                 ParamSpec {
-                    name: "command".into(),
-                    ty: ParamType::String,
-                    description: None,
-                    required: true,
-                    enum_values: None,
-                    default: None,
-                    schema: None,
-                },
-                ParamSpec {
-                    name: "timeout".into(),
-                    ty: ParamType::Integer,
-                    description: Some(format!("Default {DEFAULT_TIMEOUT} s.")),
-                    required: false,
-                    enum_values: None,
                     default: Some(json!(DEFAULT_TIMEOUT)),
-                    schema: None,
+                    ..ParamSpec::new("timeout", ParamType::Integer, Some(&timeout), false)
                 },
             ],
-            deny_unknown: true,
-        };
-        let spec = ToolSpec {
-            name: "bash".into(),
-            description: "Run a bash command line.".into(),
-            parameters: params.builtin_schema(),
-        };
+        );
         Self { spec, params }
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::Params;
+use crate::args::{ParamSpec, Params};
 use crate::output::Output;
 use crate::process::{ProcessOutcome, ProcessSpec, run_process};
 
@@ -30,6 +30,23 @@ pub struct ToolSpec {
     pub description: String,
     /// A JSON Schema object: `{"type":"object","properties":{...}}`.
     pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A built-in tool's spec: `params` (which refuse unknown names) in the compact
+    /// [`Params::builtin_schema`] form. Returns the params too, for [`Tool::params`].
+    pub(crate) fn builtin(name: &str, description: &str, params: Vec<ParamSpec>) -> (Self, Params) {
+        let params = Params {
+            params,
+            deny_unknown: true,
+        };
+        let spec = Self {
+            name: name.into(),
+            description: description.into(),
+            parameters: params.builtin_schema(),
+        };
+        (spec, params)
+    }
 }
 
 /// Where a tool comes from.

@@ -66,23 +66,17 @@ impl Registry {
         for tool in &config.tools {
             registry.add(Arc::new(DeclaredTool::new(tool.clone())));
         }
-        let offered = |name: &str| {
-            config
-                .builtins
-                .as_ref()
-                .is_none_or(|b| b.iter().any(|n| n == name))
-        };
-        if offered("bash") {
+        if config.offers("bash") {
             registry.add(Arc::new(BashTool::new()));
         }
         for tool in FILE_TOOLS
             .iter()
-            .filter(|name| offered(name))
+            .filter(|name| config.offers(name))
             .filter_map(|name| file_tool(name))
         {
             registry.add(tool);
         }
-        if offered("read_skill") && !skills.is_empty() {
+        if config.offers("read_skill") && !skills.is_empty() {
             registry.add(Arc::new(ReadSkillTool::new(skills.clone())));
         }
         registry

@@ -11,9 +11,9 @@ use super::Case;
 
 const AGENT: &str = "---\nname: ops\ntools:\n  release:\n    description: Publish a release.\n    parameters:\n      version: {type: string, description: \"The version, like 1.4.2.\"}\n      channel: {type: string, enum: [stable, beta]}\n      count: {type: integer, default: 1}\n    command: [./rec, \"{{version}}\", \"--channel={{channel}}\", \"-n\", \"{{count}}\"]\n---\nServed.\n";
 
-/// Sends `requests` (one JSON-RPC message a line) to `mm serve` and returns the answers by id.
-fn exchange(case: &Case, requests: &[Value]) -> Vec<Value> {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
+/// `mm serve` over stdio in the case's folder, stdin and stdout piped.
+fn spawn_serve(case: &Case) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("mm"))
         .arg("serve")
         .current_dir(case.path())
         .env("HOME", case.path())
@@ -22,7 +22,12 @@ fn exchange(case: &Case, requests: &[Value]) -> Vec<Value> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("mm serve");
+        .expect("mm serve")
+}
+
+/// Sends `requests` (one JSON-RPC message a line) to `mm serve` and returns the answers by id.
+fn exchange(case: &Case, requests: &[Value]) -> Vec<Value> {
+    let mut child = spawn_serve(case);
     let mut stdin = child.stdin.take().expect("stdin");
     for request in requests {
         writeln!(stdin, "{request}").expect("send");
@@ -119,16 +124,7 @@ fn a_cancelled_call_kills_the_tool() {
         "---\ntools:\n  slow:\n    description: Sleeps.\n    command: [./slow]\n---\nServed.\n",
     );
     case.script("slow", "#!/bin/sh\necho $$ > pid\nexec sleep 100\n");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
-        .arg("serve")
-        .current_dir(case.path())
-        .env("HOME", case.path())
-        .env_remove("MM_AGENT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("mm serve");
+    let mut child = spawn_serve(&case);
     let mut stdin = child.stdin.take().expect("stdin");
     for request in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

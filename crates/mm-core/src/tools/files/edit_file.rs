@@ -5,8 +5,8 @@
 //! names the line closest to the text's first line, which is usually a whitespace slip. A file
 //! with CRLF line ends matches an old text written with plain newlines.
 
-use super::{Answer, FileTool, Job, done, not_a_file, param, refuse, write_atomic};
-use crate::args::ParamType;
+use super::{Answer, FileTool, Job, done, not_a_file, refuse, write_atomic};
+use crate::args::{ParamSpec, ParamType};
 
 /// How alike (0–1, normalized Levenshtein) a line must be to be offered as "closest".
 const CLOSE_ENOUGH: f64 = 0.6;
@@ -18,9 +18,9 @@ pub(super) fn tool() -> FileTool {
         "edit_file",
         "Replace unique old_text with new_text.",
         vec![
-            param("path", ParamType::String, None, true),
-            param("old_text", ParamType::String, None, true),
-            param("new_text", ParamType::String, None, true),
+            ParamSpec::new("path", ParamType::String, None, true),
+            ParamSpec::new("old_text", ParamType::String, None, true),
+            ParamSpec::new("new_text", ParamType::String, None, true),
         ],
         false,
         edit,

@@ -7,8 +7,8 @@
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
 
-use super::{Answer, FileTool, Filter, Job, done, param, refuse, walk};
-use crate::args::ParamType;
+use super::{Answer, FileTool, Filter, Job, done, refuse, walk};
+use crate::args::{ParamSpec, ParamType};
 use crate::tools::Outcome;
 
 /// The most matching lines one answer shows.
@@ -21,9 +21,9 @@ pub(super) fn tool() -> FileTool {
         "grep",
         "Regex search: file:line:text.",
         vec![
-            param("pattern", ParamType::String, None, true),
-            param("path", ParamType::String, None, false),
-            param("glob", ParamType::String, Some("File glob"), false),
+            ParamSpec::new("pattern", ParamType::String, None, true),
+            ParamSpec::new("path", ParamType::String, None, false),
+            ParamSpec::new("glob", ParamType::String, Some("File glob"), false),
         ],
         true,
         grep,

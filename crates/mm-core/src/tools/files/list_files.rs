@@ -1,8 +1,8 @@
 //! `list_files`: the files under a folder that a glob selects, sorted and capped, with ignore
 //! rules applied the way ripgrep applies them (see [`super::walk`]).
 
-use super::{Answer, FileTool, Filter, Job, done, param, refuse, walk};
-use crate::args::ParamType;
+use super::{Answer, FileTool, Filter, Job, done, refuse, walk};
+use crate::args::{ParamSpec, ParamType};
 
 /// The most paths one answer lists.
 pub(super) const MAX_FILES: usize = 500;
@@ -11,7 +11,12 @@ pub(super) fn tool() -> FileTool {
     FileTool::new(
         "list_files",
         "List files (skips .gitignored).",
-        vec![param("pattern", ParamType::String, Some("Glob"), false)],
+        vec![ParamSpec::new(
+            "pattern",
+            ParamType::String,
+            Some("Glob"),
+            false,
+        )],
         true,
         list,
     )

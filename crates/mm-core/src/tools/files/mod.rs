@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
-use crate::args::{ParamSpec, ParamType, Params};
+use crate::args::{ParamSpec, Params};
 use crate::output::Output;
 
 /// The file tools, in the order they are offered.
@@ -107,34 +107,13 @@ impl FileTool {
         read_only: bool,
         job: fn(&Job) -> Answer,
     ) -> Self {
-        let params = Params {
-            params,
-            deny_unknown: true,
-        };
-        let spec = ToolSpec {
-            name: name.into(),
-            description: description.into(),
-            parameters: params.builtin_schema(),
-        };
+        let (spec, params) = ToolSpec::builtin(name, description, params);
         Self {
             spec,
             params,
             read_only,
             job,
         }
-    }
-}
-
-/// A parameter; `description` is kept terse (small models pay for every token of it).
-fn param(name: &str, ty: ParamType, description: Option<&str>, required: bool) -> ParamSpec {
-    ParamSpec {
-        name: name.into(),
-        ty,
-        description: description.map(Into::into),
-        required,
-        enum_values: None,
-        default: None,
-        schema: None,
     }
 }
 

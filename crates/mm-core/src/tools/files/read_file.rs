@@ -8,8 +8,8 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use super::{Answer, FileTool, Job, done, not_a_file, param, refuse};
-use crate::args::ParamType;
+use super::{Answer, FileTool, Job, done, not_a_file, refuse};
+use crate::args::{ParamSpec, ParamType};
 
 /// Lines shown when the model does not ask for fewer; also the most it may ask for.
 pub(super) const MAX_LINES: usize = 2000;
@@ -25,9 +25,9 @@ pub(super) fn tool() -> FileTool {
         "read_file",
         "Read a file with line numbers.",
         vec![
-            param("path", ParamType::String, None, true),
-            param("offset", ParamType::Integer, Some("First line"), false),
-            param("limit", ParamType::Integer, Some("Max lines"), false),
+            ParamSpec::new("path", ParamType::String, None, true),
+            ParamSpec::new("offset", ParamType::Integer, Some("First line"), false),
+            ParamSpec::new("limit", ParamType::Integer, Some("Max lines"), false),
         ],
         true,
         read,

@@ -1,15 +1,15 @@
 //! `write_file`: creates or replaces a file, atomically (see [`super::write_atomic_with`]).
 
-use super::{Answer, FileTool, Job, Written, done, param, refuse, write_atomic};
-use crate::args::ParamType;
+use super::{Answer, FileTool, Job, Written, done, refuse, write_atomic};
+use crate::args::{ParamSpec, ParamType};
 
 pub(super) fn tool() -> FileTool {
     FileTool::new(
         "write_file",
         "Create or overwrite a file.",
         vec![
-            param("path", ParamType::String, None, true),
-            param("content", ParamType::String, None, true),
+            ParamSpec::new("path", ParamType::String, None, true),
+            ParamSpec::new("content", ParamType::String, None, true),
         ],
         false,
         write,
