@@ -11,12 +11,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use mm_core::provider::ToolCall;
-use mm_core::tools::DeclaredTool;
 use mm_core::{CallPipeline, CallState, Consent, Event, EventSink, Hooks, Registry};
 use picomcp::{Server, ToolConfig, ToolError};
 
 use crate::Failure;
-use crate::render::escape;
+use crate::render;
 use crate::setup::Env;
 
 /// Serves until the client goes away (stdio: stdin ends) or a signal ends mm.
@@ -48,15 +47,11 @@ pub async fn run(env: Env, http: Option<SocketAddr>) -> Result<u8, Failure> {
 fn server(env: &Env) -> Result<Server, Failure> {
     let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
     let mut server = Server::new(name, env!("CARGO_PKG_VERSION"));
-    let mut registry = Registry::new();
-    for tool in &env.config.tools {
-        registry.add(Arc::new(DeclaredTool::new(tool.clone())));
-    }
-    let registry = Arc::new(registry);
+    let registry = Arc::new(Registry::declared(&env.config));
     // Warnings (a failing postToolCall hook) go to stderr; stdout may be the protocol.
     let events: EventSink = Arc::new(|event| {
         if let Event::Warning { message } = event {
-            eprintln!("mm: warning: {}", escape::line(message));
+            render::warn(message);
         }
     });
     let hooks = Hooks::new(env.config.hooks.clone());

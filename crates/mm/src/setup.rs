@@ -100,7 +100,7 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
             // relative program paths itself.
             let config = load_agent(&path).map_err(|e| Failure::usage(e.to_string()))?;
             for warning in &config.warnings {
-                eprintln!("mm: warning: {warning}");
+                crate::render::warn(&warning.to_string());
             }
             (config, path.display().to_string())
         }
@@ -147,7 +147,7 @@ fn load_skills(config: &AgentConfig, cwd: &std::path::Path) -> Catalogue {
     folders.push(cwd.join(".mm/skills"));
     let (catalogue, warnings) = mm_core::skills::load(&folders);
     for warning in warnings {
-        eprintln!("mm: warning: {}", crate::render::escape::line(&warning));
+        crate::render::warn(&warning);
     }
     catalogue
 }

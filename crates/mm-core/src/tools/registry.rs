@@ -59,13 +59,19 @@ impl Registry {
         self.tools.iter().map(|t| t.spec().clone()).collect()
     }
 
-    /// The tools of an agent: its declared tools in file order, then the built-ins it offers
-    /// (`read_skill` only when there are skills).
-    pub fn from_config(config: &AgentConfig, skills: &Arc<Catalogue>) -> Self {
+    /// The agent's declared tools alone, in file order (what `mm serve` offers).
+    pub fn declared(config: &AgentConfig) -> Self {
         let mut registry = Self::new();
         for tool in &config.tools {
             registry.add(Arc::new(DeclaredTool::new(tool.clone())));
         }
+        registry
+    }
+
+    /// The tools of an agent: its declared tools in file order, then the built-ins it offers
+    /// (`read_skill` only when there are skills).
+    pub fn from_config(config: &AgentConfig, skills: &Arc<Catalogue>) -> Self {
+        let mut registry = Self::declared(config);
         if config.offers("bash") {
             registry.add(Arc::new(BashTool::new()));
         }

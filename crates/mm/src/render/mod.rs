@@ -4,3 +4,9 @@
 pub mod escape;
 pub mod human;
 pub mod json;
+
+/// `mm: warning: MESSAGE` on stderr, control characters escaped (a warning may quote a file,
+/// a server or a model).
+pub fn warn(message: &str) {
+    eprintln!("mm: warning: {}", escape::line(message));
+}
