@@ -200,12 +200,11 @@ impl Params {
         let mut properties = Map::new();
         for spec in &self.params {
             let mut property = match (&spec.schema, spec.ty) {
-                // MCP arrays and objects keep their structure (items, properties).
-                (Some(Value::Object(schema)), ParamType::Array | ParamType::Object) => {
-                    let mut schema = schema.clone();
-                    schema.remove("required");
-                    schema.remove("enum");
-                    schema
+                // MCP arrays and objects keep their structure (items, properties), simplified.
+                (Some(schema), ParamType::Array | ParamType::Object) => {
+                    let mut nested = simplified(schema, schema, 0);
+                    nested.remove("description");
+                    nested
                 }
                 _ => Map::new(),
             };
@@ -284,16 +283,18 @@ impl Params {
         let mut params = Vec::new();
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
             for (name, property) in properties {
+                // A `$ref` (how generators write an enum or a nested model) is read through.
+                let target = resolved(property, schema);
+                let field = |key: &str| property.get(key).or_else(|| target.get(key));
                 params.push(ParamSpec {
                     name: name.clone(),
-                    ty: mcp_type(property),
-                    description: property
-                        .get("description")
+                    ty: mcp_type(target),
+                    description: field("description")
                         .and_then(Value::as_str)
                         .map(str::to_string),
                     required: required.contains(&name.as_str()),
-                    enum_values: property.get("enum").and_then(Value::as_array).cloned(),
-                    default: property.get("default").cloned(),
+                    enum_values: field("enum").and_then(Value::as_array).cloned(),
+                    default: field("default").cloned(),
                     schema: Some(with_definitions(property, schema)),
                 });
             }
@@ -710,13 +711,95 @@ fn check_schema(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
     }
 }
 
-/// The MCP property's type: one JSON Schema type, else `Any` (the schema check does the work).
+/// The MCP property's type: one JSON Schema type (`null` aside: `["string","null"]` and
+/// `anyOf: [{type: string}, {type: null}]` are strings), else `Any` (the schema check does the
+/// work).
 fn mcp_type(property: &Value) -> ParamType {
-    property
-        .get("type")
-        .and_then(Value::as_str)
+    single_type(property)
         .and_then(ParamType::from_json_name)
         .unwrap_or(ParamType::Any)
+}
+
+/// The one non-null type a schema allows, if it names exactly one.
+fn single_type(schema: &Value) -> Option<&str> {
+    fn one(types: Vec<&str>) -> Option<&str> {
+        let mut types: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
+        types.dedup();
+        match types.as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        }
+    }
+    match schema.get("type") {
+        Some(Value::String(ty)) => Some(ty.as_str()),
+        Some(Value::Array(types)) => one(types.iter().filter_map(Value::as_str).collect()),
+        _ => ["anyOf", "oneOf"].iter().find_map(|key| {
+            let branches = schema.get(*key)?.as_array()?;
+            one(branches
+                .iter()
+                .map(|b| b.get("type").and_then(Value::as_str).unwrap_or("?"))
+                .collect())
+            .filter(|t| *t != "?")
+        }),
+    }
+}
+
+/// Follows local `$ref`s (`#/$defs/…`, `#/definitions/…`) from `schema` into `root`.
+fn resolved<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    let mut current = schema;
+    for _ in 0..8 {
+        let Some(target) = current
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|pointer| root.pointer(pointer))
+        else {
+            break;
+        };
+        current = target;
+    }
+    current
+}
+
+/// A nested MCP schema as the model reads it: types, descriptions, `items` and `properties`
+/// kept (`$ref`s read through), an `enum` worded into the description as for a declared
+/// parameter; titles, formats, `$defs`, `required` and `additionalProperties` left out: small
+/// models pay for every byte, and the validator still checks the full schema.
+fn simplified(schema: &Value, root: &Value, depth: u32) -> Map<String, Value> {
+    let mut out = Map::new();
+    if depth > 8 {
+        return out;
+    }
+    let schema = resolved(schema, root);
+    if let Some(ty) = single_type(schema) {
+        out.insert("type".into(), ty.into());
+    }
+    let mut description = schema
+        .get("description")
+        .and_then(Value::as_str)
+        .map(sentence)
+        .unwrap_or_default();
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let space = if description.is_empty() { "" } else { " " };
+        let _ = write!(description, "{space}One of: {}.", list_values(values));
+    }
+    if !description.is_empty() {
+        out.insert("description".into(), description.into());
+    }
+    if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
+        out.insert(
+            "items".into(),
+            Value::Object(simplified(items, root, depth + 1)),
+        );
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        let nested = properties
+            .iter()
+            .map(|(name, p)| (name.clone(), Value::Object(simplified(p, root, depth + 1))))
+            .collect();
+        out.insert("properties".into(), Value::Object(nested));
+    }
+    out
 }
 
 /// The property schema, carrying the root's definitions so that `#/$defs/…` still resolves.

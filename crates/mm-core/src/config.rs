@@ -131,6 +131,8 @@ pub struct McpServerConfig {
     /// Text put before each of the server's tool names: `NAME_` by default, `P_` for
     /// `prefix: P`, nothing for `prefix: ""`.
     pub tool_prefix: String,
+    /// How long one tool call may take (`timeout`, default 120s).
+    pub call_timeout: Duration,
 }
 
 /// How to reach an MCP server.

@@ -39,6 +39,12 @@ pub enum Event {
         #[serde(serialize_with = "lossy")]
         chunk: Vec<u8>,
     },
+    /// How far a running call has got (MCP progress); for the user, not the model.
+    ToolProgress {
+        id: String,
+        #[serde(flatten)]
+        progress: crate::tools::Progress,
+    },
     /// A tool call's result, as sent to the model.
     ToolResult {
         id: String,

@@ -12,12 +12,14 @@ mod events;
 mod front_matter;
 mod hooks;
 mod loop_guard;
+pub mod mcp;
 mod output;
 mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
 pub mod skills;
+mod sse;
 pub mod tools;
 mod turn;
 

@@ -43,10 +43,7 @@ async fn read_skill(catalogue: Catalogue, args: Value) -> (Outcome, String) {
         .params()
         .validate(&args.to_string())
         .unwrap_or_else(|e| panic!("{:?}", e.problems));
-    let ctx = ToolCtx {
-        cwd: std::env::temp_dir(),
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolCtx::new(std::env::temp_dir(), CancellationToken::new());
     let mut out = Output::new(1 << 20);
     let outcome = tool.run(&args, &ctx, &mut out).await;
     (outcome, out.finish().text)

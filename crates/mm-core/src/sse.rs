@@ -1,8 +1,11 @@
-//! Server-sent events: bytes in, events out.
+//! Server-sent events: bytes in, events out. The one parser for model servers (the provider)
+//! and MCP servers (Streamable HTTP).
 //!
-//! Follows the WHATWG rules that matter for model servers: lines end in `\n`, `\r\n` or `\r`;
-//! a blank line ends an event; `data:` lines (with or without the space) are joined with `\n`;
-//! lines starting with `:` are comments (keep-alives); other fields are ignored except `event`.
+//! Follows the WHATWG rules: lines end in `\n`, `\r\n` or `\r`; a blank line ends an event;
+//! `data:` lines (with or without the space) are joined with `\n`; lines starting with `:` are
+//! comments (keep-alives); `event` names the event; `id` sets the last event id (kept across
+//! events, sent back as `Last-Event-ID` on reconnection; an id holding NUL is ignored);
+//! `retry` (digits only) sets the reconnection delay; other fields are ignored.
 //! Bytes may be split anywhere, even inside a UTF-8 character or between `\r` and `\n`: a line is
 //! only decoded once complete.
 
@@ -11,6 +14,8 @@
 pub(crate) struct SseEvent {
     pub event: Option<String>,
     pub data: String,
+    /// The last event id when this event was dispatched.
+    pub id: Option<String>,
 }
 
 /// Incremental parser; feed it with [`push`](Self::push), then call [`finish`](Self::finish).
@@ -21,6 +26,8 @@ pub(crate) struct SseParser {
     after_cr: bool,
     data: Option<String>,
     event: Option<String>,
+    last_id: Option<String>,
+    retry: Option<std::time::Duration>,
 }
 
 impl SseParser {
@@ -48,6 +55,16 @@ impl SseParser {
             }
         }
         events
+    }
+
+    /// The last event id seen (`id:` field), kept across events.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection delay the server asked for (`retry:` field), if any.
+    pub fn retry(&self) -> Option<std::time::Duration> {
+        self.retry
     }
 
     /// Ends the stream: an event left without its blank line is still delivered (many servers
@@ -83,6 +100,14 @@ impl SseParser {
                 None => self.data = Some(value.to_owned()),
             },
             "event" => self.event = Some(value.to_owned()),
+            "id" if !value.contains('\0') => {
+                self.last_id = Some(value.to_owned()).filter(|id| !id.is_empty());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.retry = Some(std::time::Duration::from_millis(ms));
+                }
+            }
             _ => {}
         }
         None
@@ -91,7 +116,11 @@ impl SseParser {
     fn dispatch(&mut self) -> Option<SseEvent> {
         let event = self.event.take();
         let data = self.data.take()?;
-        Some(SseEvent { event, data })
+        Some(SseEvent {
+            event,
+            data,
+            id: self.last_id.clone(),
+        })
     }
 }
 
@@ -154,6 +183,18 @@ mod tests {
     fn comments_and_other_fields_are_ignored() {
         let events = parse_split(b": ping\nid: 3\nretry: 10\n\n:x\n\ndata: z\n\n", 5);
         assert_eq!(datas(&events), vec!["z"]);
+    }
+
+    #[test]
+    fn id_and_retry_are_kept_for_reconnection() {
+        let mut parser = SseParser::new();
+        let events = parser.push(b"id: 7\nretry: 250\ndata:\n\ndata: x\n\nid\n: c\nretry: 1x\n\n");
+        assert_eq!(datas(&events), vec!["", "x"]);
+        assert_eq!(events[0].id.as_deref(), Some("7"));
+        assert_eq!(events[1].id.as_deref(), Some("7"), "the id carries over");
+        // `id` with no value resets it; a non-numeric retry is ignored.
+        assert_eq!(parser.last_event_id(), None);
+        assert_eq!(parser.retry(), Some(std::time::Duration::from_millis(250)));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 wire types: request ids, incoming message classification, outgoing message
-//! encoding and the protocol error type.
+//! encoding and the protocol error type. Public, so that an MCP client (mm's) speaks with the
+//! same types as the server.
 //!
 //! Outgoing messages are encoded to a `String` once, where they are produced, so transports only
 //! move bytes.
@@ -100,7 +101,7 @@ impl ProtocolError {
 
 /// One incoming message, classified.
 #[derive(Debug)]
-pub(crate) enum Incoming {
+pub enum Incoming {
     Request {
         id: RequestId,
         method: String,
@@ -135,15 +136,17 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 
 /// Why a message could not be classified; answered with `id`, if one could be read.
 #[derive(Debug)]
-pub(crate) struct BadMessage {
-    pub(crate) id: Option<RequestId>,
-    pub(crate) error: ProtocolError,
+pub struct BadMessage {
+    /// The message's id, when one could be read.
+    pub id: Option<RequestId>,
+    /// What was wrong.
+    pub error: ProtocolError,
 }
 
 impl Incoming {
     /// Parses one JSON-RPC message. Batches (arrays) are rejected, as MCP 2025-06-18 and later
     /// require.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Incoming, Box<BadMessage>> {
+    pub fn parse(bytes: &[u8]) -> Result<Incoming, Box<BadMessage>> {
         let raw: Raw = serde_json::from_slice(bytes).map_err(|e| {
             let error = if e.is_data() {
                 // Valid JSON that is not an object (an array, a number...).
@@ -236,7 +239,7 @@ struct OutMessage<'a, T: Serialize> {
 }
 
 /// Encodes a successful response.
-pub(crate) fn encode_result<T: Serialize>(id: &RequestId, result: &T) -> String {
+pub fn encode_result<T: Serialize>(id: &RequestId, result: &T) -> String {
     serde_json::to_string(&OutResult {
         jsonrpc: "2.0",
         id,
@@ -251,7 +254,7 @@ pub(crate) fn encode_result<T: Serialize>(id: &RequestId, result: &T) -> String 
 }
 
 /// Encodes an error response; `id` is `None` (sent as `null`) when the request id is unknown.
-pub(crate) fn encode_error(id: Option<&RequestId>, error: &ProtocolError) -> String {
+pub fn encode_error(id: Option<&RequestId>, error: &ProtocolError) -> String {
     serde_json::to_string(&OutError {
         jsonrpc: "2.0",
         id,
@@ -266,7 +269,7 @@ pub(crate) fn encode_error(id: Option<&RequestId>, error: &ProtocolError) -> Str
 }
 
 /// Encodes a notification.
-pub(crate) fn encode_notification<T: Serialize>(method: &str, params: &T) -> String {
+pub fn encode_notification<T: Serialize>(method: &str, params: &T) -> String {
     serde_json::to_string(&OutMessage {
         jsonrpc: "2.0",
         id: None,
@@ -277,7 +280,7 @@ pub(crate) fn encode_notification<T: Serialize>(method: &str, params: &T) -> Str
 }
 
 /// Encodes a server-to-client request.
-pub(crate) fn encode_request<T: Serialize>(
+pub fn encode_request<T: Serialize>(
     id: &RequestId,
     method: &str,
     params: Option<&T>,

@@ -43,7 +43,7 @@
 mod content;
 mod context;
 mod dispatch;
-mod jsonrpc;
+pub mod jsonrpc;
 mod prompt;
 mod resource;
 mod result;

@@ -167,13 +167,7 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "skills" => {
             config.skills = super::extras::skills(cx, value, key)?;
         }
-        "mcp" => {
-            config.mcp = super::extras::mcp(cx, value, key)?;
-            if !config.mcp.is_empty() {
-                let e = cx.err(entry.line, key, format!("MCP servers are {NOT_YET}"));
-                cx.unsupported.push(e);
-            }
-        }
+        "mcp" => config.mcp = super::extras::mcp(cx, value, key)?,
         "hooks" => config.hooks = super::extras::hooks(cx, value, key)?,
         "limits" => config.limits = limits(cx, value, key)?,
         "instructions" if markdown => {

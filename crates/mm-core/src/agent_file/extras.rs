@@ -10,7 +10,9 @@ use super::decode::{
 use super::yaml::{Entry, Kind, Node};
 use crate::config::{HookConfig, HooksConfig, McpServerConfig, McpTransport, ToolMatcher};
 
-const MCP_KEYS: &[&str] = &["url", "headers", "command", "env", "prefix"];
+const MCP_KEYS: &[&str] = &["url", "headers", "command", "env", "prefix", "timeout"];
+/// How long one MCP tool call may take when `timeout` is not given (as a declared tool).
+const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 const HOOK_EVENTS: &[&str] = &["preToolCall", "postToolCall"];
 const HOOK_KEYS: &[&str] = &["match", "command", "timeout"];
 const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -46,6 +48,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
     let mut argv = None;
     let mut env: Option<(Vec<(String, String)>, usize)> = None;
     let mut prefix = format!("{name}_");
+    let mut timeout = MCP_CALL_TIMEOUT;
     for field in map(cx, &entry.value, path)? {
         let key = child(path, &field.key);
         let value = &field.value;
@@ -72,6 +75,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
                     format!("{text}_")
                 };
             }
+            "timeout" => timeout = duration(cx, value, &key)?,
             _ => return Err(unknown_key(cx, field, path, MCP_KEYS)),
         }
     }
@@ -118,6 +122,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
         name: name.to_string(),
         transport,
         tool_prefix: prefix,
+        call_timeout: timeout,
     })
 }
 

@@ -155,11 +155,11 @@ errors! {
         "ops.md:2: tools: expected a mapping of tool names to tools, found a list; to choose built-in tools, use `builtins:`";
     too_long_timeout: &format!("{TOOL}    command: [x]\n    timeout: 25h\n") =>
         "ops.md:6: tools.release.timeout: \"25h\" is longer than the maximum, 24h";
-    mcp_not_yet: "model: m\nmcp:\n  proj: {url: \"http://127.0.0.1:3000/mcp\"}\n" =>
-        "ops.md:3: mcp: MCP servers are not supported yet in this version of mm; remove the key";
+    mcp_zero_timeout: "mcp:\n  proj: {url: \"http://127.0.0.1:3000/mcp\", timeout: 0}\n" =>
+        "ops.md:3: mcp.proj.timeout: 0 is not a duration; write like 60s, 2m, 500ms, 1h or a number of seconds";
     builtin_not_yet: "builtins: [bash, web_fetch]\n" =>
         "ops.md:2: builtins[1]: the built-in `web_fetch` is not supported yet in this version of mm; remove the key; built-ins available now: bash, read_file, write_file, edit_file, list_files, grep, read_skill";
-    shape_errors_come_first: "mcp:\n  proj: {url: \"http://127.0.0.1:3000/mcp\"}\nlimits: {loop: 0}\n" =>
+    shape_errors_come_first: "builtins: [todo]\nlimits: {loop: 0}\n" =>
         "ops.md:4: limits.loop: must be at least 1, found 0";
     skills_not_list: "skills: 3\n" =>
         "ops.md:2: skills: expected a list, found 3";

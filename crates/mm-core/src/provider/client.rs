@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{Assembler, CallIds};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
 use super::props::{self, ServerInfo};
-use super::sse::{SseEvent, SseParser};
+use crate::sse::{SseEvent, SseParser};
 use super::wire::{self, Completion, WireMessage, WireTool};
 use super::{
     ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{Assembler, CallIds};
 use super::constrained::{self, AnswerStream, Reply};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
-use super::sse::{SseEvent, SseParser};
+use crate::sse::{SseEvent, SseParser};
 use super::text_calls::{self, TextGate};
 use super::think::{self, ThinkSplitter};
 use super::wire::{Choice, ChoiceMessage, Completion, Props};

@@ -13,7 +13,6 @@ mod errors;
 mod fuzz_tests;
 mod gbnf;
 mod props;
-mod sse;
 mod text_calls;
 mod think;
 mod wire;

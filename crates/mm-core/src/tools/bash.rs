@@ -94,10 +94,7 @@ mod tests {
             .params()
             .validate(raw)
             .unwrap_or_else(|e| panic!("{:?}", e.problems));
-        let ctx = ToolCtx {
-            cwd: std::env::temp_dir(),
-            cancel: CancellationToken::new(),
-        };
+        let ctx = ToolCtx::new(std::env::temp_dir(), CancellationToken::new());
         let mut out = Output::new(8000);
         let outcome = tool.run(&args, &ctx, &mut out).await;
         (out.finish().text, outcome)

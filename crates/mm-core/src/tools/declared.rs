@@ -113,8 +113,9 @@ fn quoted(arg: &str) -> String {
     }
 }
 
-/// `description` as one sentence, then the closing sentence.
-fn describe(description: &str) -> String {
+/// A tool's description as the model reads it: the text as given, ended as a sentence, then
+/// [`CLOSING`] (declared and MCP tools alike).
+pub(crate) fn describe(description: &str) -> String {
     let mut text = description.trim().to_string();
     if text.is_empty() {
         return CLOSING.to_string();

@@ -60,10 +60,7 @@ fn release(program: &str) -> DeclaredTool {
 }
 
 fn ctx() -> ToolCtx {
-    ToolCtx {
-        cwd: std::env::temp_dir(),
-        cancel: CancellationToken::new(),
-    }
+    ToolCtx::new(std::env::temp_dir(), CancellationToken::new())
 }
 
 /// A run's output and whether it succeeded.

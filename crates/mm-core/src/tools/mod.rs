@@ -1,5 +1,6 @@
-//! Tools: what the model can call. Built-ins, declared tools (and later MCP tools) share one
-//! trait, one validator ([`crate::Params`]), one process runner and one call pipeline.
+//! Tools: what the model can call. Built-ins, declared tools and MCP tools share one trait, one
+//! validator ([`crate::Params`]), one process runner (built-ins and declared tools) and one call
+//! pipeline.
 
 mod bash;
 mod declared;
@@ -20,6 +21,7 @@ use crate::process::{ProcessOutcome, ProcessSpec, run_process};
 
 pub use bash::BashTool;
 pub use declared::DeclaredTool;
+pub(crate) use declared::describe;
 pub use files::{FILE_TOOLS, file_tool};
 pub use registry::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS, Registry};
 
@@ -101,6 +103,18 @@ impl Outcome {
     }
 }
 
+/// How far a long call has got (an MCP server's `notifications/progress`): shown to the user,
+/// never sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Receives a running call's progress.
+pub type ProgressSink = std::sync::Arc<dyn Fn(Progress) + Send + Sync>;
+
 /// What a running tool may use.
 #[derive(Clone)]
 pub struct ToolCtx {
@@ -108,6 +122,19 @@ pub struct ToolCtx {
     pub cwd: PathBuf,
     /// Fired on Ctrl-C (or a signal): the tool stops and reports [`Outcome::Cancelled`].
     pub cancel: CancellationToken,
+    /// Where progress goes, when someone shows it.
+    pub progress: Option<ProgressSink>,
+}
+
+impl ToolCtx {
+    /// A context without progress reporting.
+    pub fn new(cwd: PathBuf, cancel: CancellationToken) -> Self {
+        Self {
+            cwd,
+            cancel,
+            progress: None,
+        }
+    }
 }
 
 /// A tool the model can call. A tool only *runs*: it writes its output to `out` and says how it

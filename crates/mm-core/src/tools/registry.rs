@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use super::{BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolSpec, file_tool};
+use super::{BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolKind, ToolSpec, file_tool};
 use crate::config::AgentConfig;
+use crate::mcp::McpServer;
 use crate::skills::{Catalogue, ReadSkillTool};
 
 /// Built-in tool names: reserved for declared tools even when the built-in is turned off.
@@ -86,6 +87,37 @@ impl Registry {
             registry.add(Arc::new(ReadSkillTool::new(skills.clone())));
         }
         registry
+    }
+
+    /// Adds the tools of connected MCP servers after the others (SPEC §2, §5). A tool whose
+    /// name is a built-in's (even one turned off) or is taken by a declared tool or an earlier
+    /// server is skipped: one warning each.
+    pub fn add_mcp(&mut self, servers: &[McpServer]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for server in servers {
+            for tool in &server.tools {
+                let name = &tool.spec().name;
+                let clash = if BUILTIN_NAMES.contains(&name.as_str()) {
+                    Some("the built-in of that name".to_string())
+                } else {
+                    self.get(name).map(|other| match other.kind() {
+                        ToolKind::Declared => "the declared tool of that name".to_string(),
+                        _ => "a tool of an earlier MCP server".to_string(),
+                    })
+                };
+                match clash {
+                    Some(holder) => warnings.push(format!(
+                        "MCP server {}: its tool {} is not offered as `{name}`: {holder} keeps the name (set `prefix` to rename it)",
+                        server.name,
+                        tool.remote_name(),
+                    )),
+                    None => {
+                        self.add(tool.clone());
+                    }
+                }
+            }
+        }
+        warnings
     }
 
     pub fn is_empty(&self) -> bool {

@@ -49,10 +49,7 @@ async fn call_with(
         .params()
         .validate(&args.to_string())
         .unwrap_or_else(|e| panic!("{:?}", e.problems));
-    let ctx = ToolCtx {
-        cwd: dir.to_path_buf(),
-        cancel,
-    };
+    let ctx = ToolCtx::new(dir.to_path_buf(), cancel);
     let mut out = Output::new(1 << 20);
     let outcome = tool.run(&args, &ctx, &mut out).await;
     (outcome, out.finish().text)

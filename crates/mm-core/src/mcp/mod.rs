@@ -1,0 +1,175 @@
+//! The MCP client: the servers of the agent file's `mcp:` (SPEC §5), their tools offered to the
+//! model like any other tool.
+//!
+//! - [`client`]: JSON-RPC requests and answers over a transport, with picomcp's wire types;
+//!   the server's requests (ping, elicitation) and notifications (progress, tools changed).
+//! - [`http`] (Streamable HTTP) and [`stdio`] (a child process): the two transports.
+//! - [`tool`]: one server tool as a [`crate::Tool`], validated by the same [`crate::Params`] as
+//!   a declared tool, its result turned into text.
+//!
+//! [`connect`] starts every server at once, each within the start-up timeout; a server that
+//! fails is a warning and mm goes on without it.
+
+mod client;
+mod http;
+mod stdio;
+mod tool;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use client::{
+    CallError, Client, ClientOptions, ElicitHandler, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
+    ServerInfo, accept_with_defaults,
+};
+pub use tool::McpTool;
+
+use crate::config::{McpServerConfig, McpTransport};
+
+/// How long a server may take to start and list its tools.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connected server and its tools.
+pub struct McpServer {
+    pub name: String,
+    pub client: Arc<Client>,
+    pub tools: Vec<Arc<McpTool>>,
+}
+
+/// Connects to one server over `url` (Streamable HTTP), initialized.
+pub async fn connect_http(
+    url: &str,
+    headers: &[(String, String)],
+    options: ClientOptions,
+    timeout: Duration,
+) -> Result<Client, CallError> {
+    let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
+    let transport = http::HttpTransport::new(url, headers, inbox).map_err(CallError::Transport)?;
+    Client::start(Arc::new(transport), messages, options, timeout).await
+}
+
+/// Starts a stdio server (`program args…` in `cwd`, `env` added, stderr to `log`), initialized.
+pub async fn connect_stdio(
+    program: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    log: Option<PathBuf>,
+    options: ClientOptions,
+    timeout: Duration,
+) -> Result<Client, CallError> {
+    let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
+    let transport = stdio::StdioTransport::spawn(program, args, env, cwd, log, inbox)
+        .map_err(CallError::Transport)?;
+    let transport = Arc::new(transport);
+    let started = Client::start(transport.clone(), messages, options, timeout).await;
+    if started.is_err() {
+        use client::Transport as _;
+        transport.close().await;
+    }
+    started
+}
+
+/// Connects every server in parallel, each within `timeout` (start and `tools/list`). Returns
+/// the servers that answered, in file order, and a warning for each that did not.
+pub async fn connect(
+    configs: &[McpServerConfig],
+    cwd: &Path,
+    timeout: Duration,
+) -> (Vec<McpServer>, Vec<String>) {
+    let attempts = configs.iter().map(|config| async move {
+        match tokio::time::timeout(timeout, start(config, cwd, timeout)).await {
+            Ok(result) => result,
+            Err(_) => Err(format!(
+                "no answer within {}s",
+                timeout.as_secs_f64()
+            )),
+        }
+    });
+    let mut servers = Vec::new();
+    let mut warnings = Vec::new();
+    for (config, result) in configs.iter().zip(futures::future::join_all(attempts).await) {
+        match result {
+            Ok(server) => servers.push(server),
+            Err(why) => warnings.push(format!(
+                "MCP server {}: {why}; going on without it",
+                config.name
+            )),
+        }
+    }
+    (servers, warnings)
+}
+
+async fn start(config: &McpServerConfig, cwd: &Path, timeout: Duration) -> Result<McpServer, String> {
+    let options = ClientOptions::default();
+    let client = match &config.transport {
+        McpTransport::Http { url, headers } => connect_http(url, headers, options, timeout).await,
+        McpTransport::Stdio {
+            command,
+            program,
+            env,
+        } => {
+            let log = log_path(&config.name);
+            connect_stdio(program, &command[1..], env, cwd, log, options, timeout).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    let client = Arc::new(client);
+    let listed = match client.list_tools(timeout).await {
+        Ok(listed) => listed,
+        Err(e) => {
+            client.close().await;
+            return Err(format!("cannot list its tools: {e}"));
+        }
+    };
+    let tools = tools_of(config, &client, &listed);
+    Ok(McpServer {
+        name: config.name.clone(),
+        client,
+        tools,
+    })
+}
+
+fn tools_of(config: &McpServerConfig, client: &Arc<Client>, listed: &[serde_json::Value]) -> Vec<Arc<McpTool>> {
+    listed
+        .iter()
+        .filter_map(|entry| {
+            McpTool::new(
+                &config.name,
+                &config.tool_prefix,
+                entry,
+                client.clone(),
+                config.call_timeout,
+            )
+        })
+        .map(Arc::new)
+        .collect()
+}
+
+impl McpServer {
+    /// Lists the tools again when the server said they changed (`tools/list_changed`).
+    /// Returns whether they were replaced.
+    pub async fn refresh(&mut self, config: &McpServerConfig) -> Result<bool, CallError> {
+        if !self.client.tools_changed() {
+            return Ok(false);
+        }
+        let listed = self.client.list_tools(STARTUP_TIMEOUT).await?;
+        self.tools = tools_of(config, &self.client, &listed);
+        Ok(true)
+    }
+}
+
+/// Where a stdio server's stderr goes: `$XDG_STATE_HOME/mm/mcp/<name>.log` (by default under
+/// `~/.local/state`). `None` without a home: stderr is dropped.
+pub fn log_path(server: &str) -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/state"))
+        })?;
+    Some(state.join("mm/mcp").join(format!("{server}.log")))
+}

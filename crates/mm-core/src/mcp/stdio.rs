@@ -1,0 +1,143 @@
+//! stdio: the server is a child process (its own process group, killed with it) speaking
+//! newline-delimited JSON-RPC on stdin and stdout; its stderr goes to a log file (rewritten at each
+//! start), whose last line explains a server that went away.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use picomcp::RequestId;
+use picomcp::jsonrpc::Incoming;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::ChildStdin;
+
+use super::client::{Inbox, Transport};
+use crate::process::{PipedChild, PipedSpec, StderrTo, spawn_piped};
+
+/// How long a server may take to exit once its stdin is closed, before it is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// The longest line read from a server (a runaway server cannot exhaust memory).
+const MAX_LINE: usize = 64 << 20;
+
+pub(crate) struct StdioTransport {
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    child: tokio::sync::Mutex<Option<PipedChild>>,
+    log: Option<PathBuf>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl StdioTransport {
+    /// Starts `program args…` in `cwd` with `env` added, its stderr appended to `log`.
+    pub(crate) fn spawn(
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: &Path,
+        log: Option<PathBuf>,
+        inbox: Inbox,
+    ) -> Result<Self, String> {
+        let stderr = match log.as_deref().and_then(open_log) {
+            Some(file) => StderrTo::File(file),
+            None => StderrTo::Null,
+        };
+        let mut child = spawn_piped(PipedSpec {
+            program: program.as_os_str().to_owned(),
+            args: args.iter().map(OsString::from).collect(),
+            cwd: cwd.to_path_buf(),
+            env: env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect(),
+            stderr,
+        })
+        .map_err(|e| e.to_string())?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let reader = stdout.map(|stdout| tokio::spawn(read_lines(stdout, inbox)));
+        Ok(Self {
+            stdin: tokio::sync::Mutex::new(stdin),
+            child: tokio::sync::Mutex::new(Some(child)),
+            log,
+            reader: Mutex::new(reader),
+        })
+    }
+}
+
+fn open_log(path: &Path) -> Option<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).ok()?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .ok()
+}
+
+/// One message a line; lines that are not JSON-RPC (a server printing a banner) are skipped.
+/// Dropping `inbox` at the end tells the client the server is gone.
+async fn read_lines(stdout: tokio::process::ChildStdout, inbox: Inbox) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut limited = (&mut reader).take(MAX_LINE as u64);
+        match limited.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Ok(message) = Incoming::parse(&line) {
+            if inbox.send(message).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Transport for StdioTransport {
+    async fn send(&self, mut message: String, _request: Option<&RequestId>) -> Result<(), String> {
+        message.push('\n');
+        let mut stdin = self.stdin.lock().await;
+        let Some(pipe) = stdin.as_mut() else {
+            return Err("the server's stdin is closed".into());
+        };
+        let written = async {
+            pipe.write_all(message.as_bytes()).await?;
+            pipe.flush().await
+        };
+        written.await.map_err(|e| match self.diagnostic() {
+            Some(why) => format!("the server exited ({e}); its last words: {why}"),
+            None => format!("the server exited ({e})"),
+        })
+    }
+
+    async fn close(&self) {
+        // Closing stdin asks the server to exit (MCP lifecycle); it is killed if it does not.
+        drop(self.stdin.lock().await.take());
+        if let Some(mut child) = self.child.lock().await.take() {
+            if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+                child.kill().await;
+            }
+        }
+        if let Some(reader) = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            reader.abort();
+        }
+    }
+
+    fn diagnostic(&self) -> Option<String> {
+        let text = std::fs::read(self.log.as_ref()?).ok()?;
+        let text = String::from_utf8_lossy(&text);
+        text.lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| l.chars().take(300).collect())
+    }
+}
