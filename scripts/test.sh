@@ -30,6 +30,9 @@ cargo test --workspace --locked
 step "MCP: official conformance suite against picomcp"
 scripts/mcp/conformance.sh
 
+step "MCP: official conformance suite's client scenarios against mm's MCP client"
+scripts/mcp/conformance-client.sh
+
 step "MCP: interop with the official TypeScript SDK client"
 scripts/mcp/interop.sh
 
