@@ -25,6 +25,9 @@ step "unit, integration and end-to-end tests (real llama-server)"
 MM_TEST_MODEL="$(scripts/model/fetch-gemma.sh)"
 MM_LLAMA_SERVER="$(scripts/llama/build-server.sh)"
 export MM_TEST_MODEL MM_LLAMA_SERVER MM_E2E=1
+# Node 22 for the MCP test against a server written with the official TypeScript SDK.
+MM_NODE="$(eval "$(scripts/mcp/setup-node.sh --env)"; echo "$NODE22")"
+export MM_NODE
 cargo test --workspace --locked
 
 step "MCP: official conformance suite against picomcp"

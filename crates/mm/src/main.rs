@@ -8,6 +8,7 @@ mod interactive;
 mod print;
 mod render;
 mod serve;
+mod sessions;
 mod setup;
 mod signals;
 
@@ -90,14 +91,24 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
 }
 
 async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
-    let env = setup::resolve(&cli)?;
-    match cli.command {
+    let mut env = setup::resolve(&cli)?;
+    // MCP servers are started for what offers tools to a model (or shows them), not for
+    // `mm check` (it reads the file) or `mm serve` (it serves the declared tools only).
+    let clients = match cli.command {
+        None | Some(Command::Tools) => env.connect_mcp().await,
+        Some(Command::Check | Command::Serve { .. } | Command::Sessions { .. }) => Vec::new(),
+    };
+    let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
+        Some(Command::Sessions { all }) => sessions::list(&env.cwd, all),
         Some(Command::Serve { http }) => serve::run(env, http).await,
         None => match &cli.print {
             Some(prompt) => print::run(&cli, env, prompt, watch).await,
             None => interactive::run(&cli, env, watch).await,
         },
-    }
+    };
+    // Sessions ended (HTTP: DELETE), stdio servers asked to exit, all at once.
+    futures::future::join_all(clients.iter().map(|c| c.close())).await;
+    outcome
 }

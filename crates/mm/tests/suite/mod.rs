@@ -6,6 +6,7 @@ mod builtins;
 mod calls;
 mod e2e;
 mod hardening;
+mod mcp;
 mod output;
 mod processes;
 mod provider_errors;
