@@ -280,11 +280,7 @@ pub fn encode_notification<T: Serialize>(method: &str, params: &T) -> String {
 }
 
 /// Encodes a server-to-client request.
-pub fn encode_request<T: Serialize>(
-    id: &RequestId,
-    method: &str,
-    params: Option<&T>,
-) -> String {
+pub fn encode_request<T: Serialize>(id: &RequestId, method: &str, params: Option<&T>) -> String {
     serde_json::to_string(&OutMessage {
         jsonrpc: "2.0",
         id: Some(id),

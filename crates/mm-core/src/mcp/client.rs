@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use picomcp::jsonrpc::{Incoming, encode_error, encode_notification, encode_request, encode_result};
+use picomcp::jsonrpc::{
+    Incoming, encode_error, encode_notification, encode_request, encode_result,
+};
 use picomcp::{ProtocolError, RequestId};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -179,7 +181,9 @@ impl Client {
                 .map(str::to_string),
             protocol_version: version,
         };
-        client.transport.initialized(&client.server.protocol_version);
+        client
+            .transport
+            .initialized(&client.server.protocol_version);
         client
             .notify("notifications/initialized", None)
             .await

@@ -55,7 +55,11 @@ impl HttpTransport {
             map.insert(name, value);
         }
         let mut builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
-        if !url.trim_start().to_ascii_lowercase().starts_with("https://") {
+        if !url
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("https://")
+        {
             // As the provider: plain http reads no CA certificates.
             builder = builder.tls_certs_only([]);
         }
@@ -100,11 +104,13 @@ impl Transport for HttpTransport {
             } else {
                 format!(": {}", body.chars().take(200).collect::<String>())
             };
-            return Err(if status == reqwest::StatusCode::NOT_FOUND && inner.has_session() {
-                format!("the server ended the session (HTTP 404){detail}")
-            } else {
-                format!("HTTP {status}{detail}")
-            });
+            return Err(
+                if status == reqwest::StatusCode::NOT_FOUND && inner.has_session() {
+                    format!("the server ended the session (HTTP 404){detail}")
+                } else {
+                    format!("HTTP {status}{detail}")
+                },
+            );
         }
         let Some(id) = request else {
             return Ok(());
@@ -205,7 +211,11 @@ impl Inner {
     /// stream ends first it is resumed (GET with `Last-Event-ID`) after the `retry` delay, and
     /// when it cannot be, the request is answered with an error. The listening stream is
     /// resumed the same way for as long as the server allows.
-    async fn read_stream(self: Arc<Self>, response: reqwest::Response, answer_to: Option<RequestId>) {
+    async fn read_stream(
+        self: Arc<Self>,
+        response: reqwest::Response,
+        answer_to: Option<RequestId>,
+    ) {
         let mut parser = SseParser::new();
         let mut response = Some(response);
         let mut fruitless = 0;
@@ -274,7 +284,11 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"))
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
 }
 
 fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {

@@ -81,15 +81,15 @@ pub async fn connect(
     let attempts = configs.iter().map(|config| async move {
         match tokio::time::timeout(timeout, start(config, cwd, timeout)).await {
             Ok(result) => result,
-            Err(_) => Err(format!(
-                "no answer within {}s",
-                timeout.as_secs_f64()
-            )),
+            Err(_) => Err(format!("no answer within {}s", timeout.as_secs_f64())),
         }
     });
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
-    for (config, result) in configs.iter().zip(futures::future::join_all(attempts).await) {
+    for (config, result) in configs
+        .iter()
+        .zip(futures::future::join_all(attempts).await)
+    {
         match result {
             Ok(server) => servers.push(server),
             Err(why) => warnings.push(format!(
@@ -101,7 +101,11 @@ pub async fn connect(
     (servers, warnings)
 }
 
-async fn start(config: &McpServerConfig, cwd: &Path, timeout: Duration) -> Result<McpServer, String> {
+async fn start(
+    config: &McpServerConfig,
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<McpServer, String> {
     let options = ClientOptions::default();
     let client = match &config.transport {
         McpTransport::Http { url, headers } => connect_http(url, headers, options, timeout).await,
@@ -131,7 +135,11 @@ async fn start(config: &McpServerConfig, cwd: &Path, timeout: Duration) -> Resul
     })
 }
 
-fn tools_of(config: &McpServerConfig, client: &Arc<Client>, listed: &[serde_json::Value]) -> Vec<Arc<McpTool>> {
+fn tools_of(
+    config: &McpServerConfig,
+    client: &Arc<Client>,
+    listed: &[serde_json::Value],
+) -> Vec<Arc<McpTool>> {
     listed
         .iter()
         .filter_map(|entry| {

@@ -122,7 +122,10 @@ impl Transport for StdioTransport {
         // Closing stdin asks the server to exit (MCP lifecycle); it is killed if it does not.
         drop(self.stdin.lock().await.take());
         if let Some(mut child) = self.child.lock().await.take() {
-            if tokio::time::timeout(EXIT_GRACE, child.wait()).await.is_err() {
+            if tokio::time::timeout(EXIT_GRACE, child.wait())
+                .await
+                .is_err()
+            {
                 child.kill().await;
             }
         }

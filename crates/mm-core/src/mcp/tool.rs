@@ -154,9 +154,9 @@ pub(crate) fn write_result(result: &Value, out: &mut Output) -> bool {
     }
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
         let json = serde_json::to_string(structured).unwrap_or_default();
-        let carried = parts.iter().any(|p| {
-            serde_json::from_str::<Value>(p).is_ok_and(|parsed| &parsed == structured)
-        });
+        let carried = parts
+            .iter()
+            .any(|p| serde_json::from_str::<Value>(p).is_ok_and(|parsed| &parsed == structured));
         if !carried {
             parts.push(json);
         }
@@ -205,7 +205,11 @@ fn block_text(block: &Value) -> String {
 }
 
 fn or_unknown(text: &str) -> &str {
-    if text.is_empty() { "unknown type" } else { text }
+    if text.is_empty() {
+        "unknown type"
+    } else {
+        text
+    }
 }
 
 /// The decoded size of base64 `data`.
