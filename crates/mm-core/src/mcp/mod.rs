@@ -13,6 +13,8 @@
 mod client;
 mod http;
 mod stdio;
+#[cfg(test)]
+mod tests;
 mod tool;
 
 use std::path::{Path, PathBuf};

@@ -249,7 +249,7 @@ mod tests {
         ]}));
         assert_eq!(
             text,
-            "two blocks\n[image image/png, 7 bytes]\n[resource file:///a.txt (a)]\n\
+            "two blocks\n[image image/png, 8 bytes]\n[resource file:///a.txt (a)]\n\
              [resource file:///b: application/zip, 3 bytes]\n[resource file:///c]\nhello\n[weird content]"
         );
         assert!(!failed);

@@ -1,0 +1,262 @@
+//! The client against a small scripted Streamable HTTP server: what it sends (session id,
+//! protocol version, DELETE on close) and what it makes of pages, notifications and errors.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallError, ClientOptions, connect_http};
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+const SESSION: &str = "s-123";
+
+/// One request as the server saw it: method, JSON-RPC method, session and version headers.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    http: String,
+    rpc: Option<String>,
+    session: Option<String>,
+    version: Option<String>,
+}
+
+#[derive(Clone, Default)]
+struct Fake {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    /// The answer to `tools/call`: how the server replies.
+    call_status: Option<u16>,
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn json_reply(id: &Value, result: Value) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+    (
+        [
+            ("content-type", "application/json"),
+            ("mcp-session-id", SESSION),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn handle(fake: Fake, method: Method, headers: HeaderMap, body: Bytes) -> Response {
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let rpc = message["method"].as_str().map(str::to_string);
+    fake.seen
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Seen {
+            http: method.to_string(),
+            rpc: rpc.clone(),
+            session: header(&headers, "mcp-session-id"),
+            version: header(&headers, "mcp-protocol-version"),
+        });
+    if method == Method::GET {
+        // The server's own stream: one notification that the tools changed, then it stays open.
+        let event = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        let body = format!("id: 1\ndata: {event}\n\n");
+        let stream = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(body))])
+            .chain(futures::stream::pending());
+        return (
+            [("content-type", "text/event-stream")],
+            axum::body::Body::from_stream(stream),
+        )
+            .into_response();
+    }
+    if method == Method::DELETE {
+        return StatusCode::OK.into_response();
+    }
+    let id = &message["id"];
+    match rpc.as_deref() {
+        Some("initialize") => json_reply(
+            id,
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": true}},
+                   "serverInfo": {"name": "fake", "version": "1"}}),
+        ),
+        Some("tools/list") => {
+            let page = match message["params"]["cursor"].as_str() {
+                None => json!({"tools": [{"name": "a"}], "nextCursor": "2"}),
+                Some("2") => json!({"tools": [{"name": "b"}], "nextCursor": "3"}),
+                _ => json!({"tools": [{"name": "c"}]}),
+            };
+            json_reply(id, page)
+        }
+        Some("tools/call") => match fake.call_status {
+            Some(code) => (
+                StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT),
+                "gone",
+            )
+                .into_response(),
+            None => {
+                // The answer on an SSE stream, after a progress notification.
+                let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": message["params"]["_meta"]["progressToken"], "progress": 1, "total": 2}});
+                let answer = json!({"jsonrpc": "2.0", "id": id,
+                    "result": {"content": [{"type": "text", "text": "called"}]}});
+                let body = format!("data: {progress}\n\ndata: {answer}\n\n");
+                ([("content-type", "text/event-stream")], body).into_response()
+            }
+        },
+        _ => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+use futures::StreamExt as _;
+
+async fn start(fake: Fake) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/mcp",
+        any(move |method, headers, body| handle(fake.clone(), method, headers, body)),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/mcp")
+}
+
+fn seen(fake: &Fake) -> Vec<Seen> {
+    fake.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+#[tokio::test]
+async fn pages_sessions_versions_notifications_progress_and_delete() {
+    let fake = Fake::default();
+    let url = start(fake.clone()).await;
+    let headers = [("X-Team".to_string(), "ops".to_string())];
+    let client = connect_http(&url, &headers, ClientOptions::default(), TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    assert_eq!(client.server().name, "fake");
+
+    let tools = client
+        .list_tools(TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"], "every page is read");
+
+    // The GET stream said the tools changed.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !client.tools_changed() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no list_changed seen"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let sink = progress.clone();
+    let result = client
+        .call_tool(
+            "a",
+            &serde_json::Map::new(),
+            TIMEOUT,
+            &CancellationToken::new(),
+            Some(Arc::new(move |p| {
+                sink.lock().unwrap_or_else(|e| e.into_inner()).push(p)
+            })),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("call: {e}"));
+    assert_eq!(result["content"][0]["text"], "called");
+    let progress = progress.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert_eq!(progress.len(), 1);
+    assert_eq!((progress[0].progress, progress[0].total), (1.0, Some(2.0)));
+
+    client.close().await;
+    let seen = seen(&fake);
+    let init = &seen[0];
+    assert_eq!(
+        (
+            init.rpc.as_deref(),
+            init.session.as_deref(),
+            init.version.as_deref()
+        ),
+        (Some("initialize"), None, None),
+        "initialize carries neither"
+    );
+    for later in &seen[1..] {
+        assert_eq!(later.session.as_deref(), Some(SESSION), "{later:?}");
+        assert_eq!(later.version.as_deref(), Some("2025-11-25"), "{later:?}");
+    }
+    assert!(seen.iter().any(|s| s.http == "GET"), "{seen:?}");
+    assert_eq!(
+        seen.last().map(|s| s.http.as_str()),
+        Some("DELETE"),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_http_error_is_a_transport_error_naming_the_status() {
+    let fake = Fake {
+        call_status: Some(500),
+        ..Fake::default()
+    };
+    let url = start(fake).await;
+    let client = connect_http(&url, &[], ClientOptions::default(), TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let error = client
+        .call_tool(
+            "a",
+            &serde_json::Map::new(),
+            TIMEOUT,
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .expect_err("an error");
+    assert_eq!(
+        error,
+        CallError::Transport("HTTP 500 Internal Server Error: gone".into())
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_answer_is_a_timeout_and_one_that_is_down_an_error() {
+    // A listener that never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let url = format!(
+        "http://{}/mcp",
+        silent.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    let outcome = connect_http(
+        &url,
+        &[],
+        ClientOptions::default(),
+        Duration::from_millis(200),
+    )
+    .await;
+    assert!(
+        matches!(outcome, Err(CallError::TimedOut(_))),
+        "{:?}",
+        outcome.err()
+    );
+    drop(silent);
+    let outcome = connect_http(&url, &[], ClientOptions::default(), TIMEOUT).await;
+    match outcome {
+        Err(CallError::Transport(text)) => assert!(text.starts_with("cannot reach"), "{text}"),
+        other => panic!("{:?}", other.err()),
+    }
+}
