@@ -18,6 +18,7 @@ mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
+pub mod session;
 pub mod skills;
 mod sse;
 pub mod tools;
@@ -29,7 +30,9 @@ pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode, base_url
 pub use events::{Event, EventSink, ToolCallRecord};
 pub use hooks::Hooks;
 pub use output::{Captured, Echo, Output};
-pub use permissions::{ConsentAsker, Decision, Permissions};
+pub use permissions::{
+    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, project_file,
+};
 pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{
     PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, run_process, spawn_piped,

@@ -1,54 +1,172 @@
 //! Consent: whether a call runs at once, asks the user, or is refused (SPEC §2 "Consent").
 //!
-//! With `yolo` nothing asks. Otherwise an `allow:` entry lets a call run without asking:
-//! - a bare tool name (`status`) allows every call of that tool;
-//! - `bash:PREFIX*` allows a `bash` command line that is **one simple command** whose first
+//! A call is decided in this order (docs/permissions.md):
+//! 1. a **deny** rule of the project's `.mm/permissions` that matches refuses it — deny wins
+//!    over everything, `yolo` included;
+//! 2. with `yolo` nothing asks;
+//! 3. an **allow** rule lets it run without asking: an `allow:` entry of the agent file, an
+//!    `allow` line of `.mm/permissions`, or an "always" answer given earlier in this session;
+//! 4. everything else asks; with no one to ask, it is refused.
+//!
+//! The rule language is the same everywhere:
+//! - a bare tool name (`status`) matches every call of that tool;
+//! - `bash:PREFIX*` matches a `bash` command line that is **one simple command** whose first
 //!   words are PREFIX's words (the trailing `*`: any further arguments; without it, exactly
 //!   those words). A line with an operator, a substitution, an expansion or a redirection never
-//!   matches; see the `shell` submodule and docs/permissions.md;
+//!   matches an allow rule; see the `shell` submodule and docs/permissions.md;
 //! - `tool:pattern` for any other tool is a glob (`*` any text, `?` one character) over the
 //!   call's validated arguments as compact JSON.
 //!
-//! Everything else asks; with no one to ask, it is refused. A rule that cannot be read allows
-//! nothing: consent fails closed.
+//! A rule that cannot be read allows nothing and, as a deny rule, denies every call of its
+//! tool: consent fails closed.
 
+mod project;
 mod shell;
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 /// What to do with a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     Allow,
     Ask,
-    Deny,
+    /// Refused by this deny rule (as written in `.mm/permissions`).
+    Deny(String),
 }
 
-/// Asks the user about one call; `None` when there is no one to ask (print mode, no terminal).
+/// A question to the user about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentRequest {
+    /// The tool's name.
+    pub tool: String,
+    /// Exactly what will run: a `bash` command line, a declared tool's argv, else the
+    /// arguments as JSON. Model-supplied: escape it before drawing it.
+    pub summary: String,
+    /// The rule an "always" answer adds (`bash:git status*`, `release`), shown to the user;
+    /// `None` when there is none to offer (a `bash` line that is not one simple command).
+    pub always: Option<String>,
+}
+
+/// The user's answer to a [`ConsentRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsentAnswer {
+    /// Run this call.
+    Once,
+    /// Run this call and, for the rest of the session, every call the request's `always` rule
+    /// matches; `save`: also write the rule to the project's `.mm/permissions`.
+    Always { save: bool },
+    /// Do not run it; the reason, if given, is sent to the model.
+    Deny { reason: Option<String> },
+    /// The user interrupted (Ctrl-C in the dialog): the call is not run and the turn ends.
+    Interrupt,
+}
+
+/// Asks the user about calls. The question may take as long as the user does; the pipeline
+/// drops the future when the turn is cancelled.
+#[async_trait]
 pub trait ConsentAsker: Send + Sync {
-    fn ask(&self, tool: &str, summary: &str) -> Option<bool>;
+    /// `None` when there is no one to ask (print mode, no terminal).
+    async fn ask(&self, request: &ConsentRequest) -> Option<ConsentAnswer>;
 }
 
-/// The consent rules of an agent: `yolo` and `allow:`.
+/// The consent rules of a session: `yolo`, the agent file's `allow:`, the project's
+/// `.mm/permissions`, and the "always" answers given so far. Clones share the answers, so that
+/// the state lives as long as the session, not one turn.
 #[derive(Debug, Clone, Default)]
 pub struct Permissions {
-    pub yolo: bool,
-    pub allow: Vec<String>,
+    yolo: bool,
+    allow: Vec<String>,
+    project: Option<project::ProjectRules>,
+    /// "Always" answers of this session.
+    learned: Arc<Mutex<Vec<String>>>,
 }
 
 impl Permissions {
+    /// The agent's `yolo` and `allow:` entries.
+    pub fn new(yolo: bool, allow: Vec<String>) -> Self {
+        Self {
+            yolo,
+            allow,
+            ..Self::default()
+        }
+    }
+
+    /// Also the rules of the project's permissions file at `path` (normally `.mm/permissions`;
+    /// a missing file is no rules) — "always" answers that are saved go there. Returns a
+    /// warning (`FILE:LINE: …`) for each line that cannot be read: such a line is ignored,
+    /// except a deny rule of a known tool that cannot be read, which denies that tool.
+    pub fn with_project_file(mut self, path: &Path) -> (Self, Vec<String>) {
+        let (rules, warnings) = project::ProjectRules::load(path);
+        self.project = Some(rules);
+        (self, warnings)
+    }
+
+    /// The project's permissions file, if one was given.
+    pub fn project_file(&self) -> Option<&Path> {
+        self.project.as_ref().map(|p| p.path.as_path())
+    }
+
     /// Decides for a call of `tool` with validated `args`.
     pub fn decide(&self, tool: &str, args: &Map<String, Value>) -> Decision {
+        if let Some(rule) = self
+            .project
+            .iter()
+            .flat_map(|p| &p.deny)
+            .find(|rule| denies(rule, tool, args))
+        {
+            return Decision::Deny(rule.clone());
+        }
         if self.yolo {
             return Decision::Allow;
         }
-        let allowed = self.allow.iter().any(|entry| allows(entry, tool, args));
+        let learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let allowed = self
+            .allow
+            .iter()
+            .chain(self.project.iter().flat_map(|p| &p.allow))
+            .chain(learned.iter())
+            .any(|entry| allows(entry, tool, args));
         if allowed {
             Decision::Allow
         } else {
             Decision::Ask
         }
     }
+
+    /// Allows what `rule` matches for the rest of the session and, with `save`, appends it to
+    /// the project's permissions file. `Err` says why it could not be saved (it is still
+    /// allowed for the session).
+    pub fn remember(&self, rule: &str, save: bool) -> Result<(), String> {
+        self.learned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(rule.to_string());
+        if !save {
+            return Ok(());
+        }
+        match &self.project {
+            Some(project) => project.append_allow(rule),
+            None => Err("there is no project permissions file to save to".into()),
+        }
+    }
+
+    /// The rules learned from "always" answers in this session, in order.
+    pub fn learned(&self) -> Vec<String> {
+        self.learned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The project's permissions file in `dir`: `DIR/.mm/permissions`.
+pub fn project_file(dir: &Path) -> PathBuf {
+    dir.join(".mm").join("permissions")
 }
 
 /// What the user is shown when asked about a call: a `bash` call's command line, any other
@@ -60,6 +178,19 @@ pub fn subject(tool: &str, args: &Map<String, Value>) -> String {
     }
 }
 
+/// The rule an "always" answer to this call would add: for `bash`, the call's command prefix
+/// (`bash:git status*` for `git status --short`), `None` when the line is not one simple
+/// command; for any other tool, its name.
+pub fn always_rule(tool: &str, args: &Map<String, Value>) -> Option<String> {
+    if tool != "bash" {
+        return Some(tool.to_string());
+    }
+    match args.get("command") {
+        Some(Value::String(line)) => shell::prefix_rule(line).map(|p| format!("bash:{p}")),
+        _ => None,
+    }
+}
+
 /// Whether `pattern` (what follows `bash:` in an `allow:` entry) is a rule at all: the words of
 /// one simple command, optionally ending in `*`. A pattern that is not allows nothing, so the
 /// agent file refuses it rather than let the user believe it works.
@@ -67,7 +198,7 @@ pub fn is_bash_rule(pattern: &str) -> bool {
     shell::BashRule::parse(pattern).is_some()
 }
 
-/// Whether one `allow:` entry allows this call.
+/// Whether one allow rule allows this call.
 fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
     match entry.split_once(':') {
         None => entry == tool,
@@ -77,6 +208,24 @@ fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
                 shell::BashRule::parse(pattern).is_some_and(|r| r.matches(line))
             }
             _ => false,
+        },
+        Some((_, pattern)) => glob_match(pattern, &subject(tool, args)),
+    }
+}
+
+/// Whether one deny rule refuses this call. Stricter than [`allows`] where it must be: a
+/// `bash:` deny rule matches its words as a prefix (with or without `*`), also inside a line
+/// that is more than one simple command (see [`shell::BashRule::denies`]), and a `bash:` rule
+/// that cannot be read denies every `bash` call.
+fn denies(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
+    match entry.split_once(':') {
+        None => entry == tool,
+        Some((name, _)) if name != tool => false,
+        Some(("bash", pattern)) => match (shell::BashRule::parse(pattern), args.get("command")) {
+            (Some(rule), Some(Value::String(line))) => rule.denies(line),
+            // A command that is not a string is refused by validation before consent; deny
+            // anyway rather than rely on it.
+            _ => true,
         },
         Some((_, pattern)) => glob_match(pattern, &subject(tool, args)),
     }
@@ -108,121 +257,5 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
-    }
-
-    #[test]
-    fn glob() {
-        assert!(glob_match("git status*", "git status --short"));
-        assert!(glob_match("git status*", "git status"));
-        assert!(!glob_match("git status*", "git push; git status"));
-        assert!(glob_match("a?c", "abc"));
-        assert!(!glob_match("a?c", "ac"));
-        assert!(glob_match("*", ""));
-        assert!(glob_match("*b*", "aaabaaa"));
-    }
-
-    fn decide(allow: &[&str], tool: &str, a: Value) -> Decision {
-        let p = Permissions {
-            yolo: false,
-            allow: allow.iter().map(|s| s.to_string()).collect(),
-        };
-        p.decide(tool, &args(a))
-    }
-
-    #[test]
-    fn bash_rules_allow_one_simple_command_only() {
-        let rule = ["bash:git status*"];
-        for line in [
-            "git status",
-            "git status --short",
-            "git  status",
-            "'git' \\status -s",
-        ] {
-            let got = decide(&rule, "bash", json!({"command": line}));
-            assert_eq!(got, Decision::Allow, "{line:?}");
-        }
-        for line in [
-            "git status; touch /tmp/x",
-            "git status && touch x",
-            "git statusx",
-            "git statusx; touch x",
-            "git status\ntouch x",
-            "git status > x",
-        ] {
-            let got = decide(&rule, "bash", json!({"command": line}));
-            assert_eq!(got, Decision::Ask, "{line:?}");
-        }
-        // The rule is about `command`; another tool, or no command string, never matches it.
-        assert_eq!(
-            decide(&rule, "git", json!({"command": "git status"})),
-            Decision::Ask
-        );
-        assert_eq!(decide(&rule, "bash", json!({"command": 3})), Decision::Ask);
-        // A rule that cannot be read allows nothing.
-        for bad in [
-            "bash:git status; *",
-            "bash:ls *.txt",
-            "bash:FOO=1 make*",
-            "bash:",
-        ] {
-            assert_eq!(
-                decide(&[bad], "bash", json!({"command": "ls a.txt"})),
-                Decision::Ask,
-                "{bad:?}"
-            );
-        }
-        // A bare `bash` still allows every command line.
-        assert_eq!(
-            decide(&["bash"], "bash", json!({"command": "a; b"})),
-            Decision::Allow
-        );
-    }
-
-    #[test]
-    fn other_rules_glob_over_the_arguments_as_json() {
-        let rule = [r#"release:{"version":"*","channel":"beta"}"#];
-        let beta = json!({"version": "1.4.2", "channel": "beta"});
-        let stable = json!({"version": "1.4.2", "channel": "stable"});
-        assert_eq!(decide(&rule, "release", beta.clone()), Decision::Allow);
-        assert_eq!(decide(&rule, "release", stable), Decision::Ask);
-        assert_eq!(decide(&rule, "deploy", beta), Decision::Ask);
-        // A value holding the pattern's quotes is escaped in the JSON, so it cannot fake a field.
-        let fake = json!({"version": "1\",\"channel\":\"beta", "channel": "stable"});
-        assert_eq!(decide(&rule, "release", fake), Decision::Ask);
-    }
-
-    #[test]
-    fn decisions() {
-        let p = Permissions {
-            yolo: false,
-            allow: vec!["status".into(), "bash:git status*".into()],
-        };
-        assert_eq!(
-            p.decide("status", &args(json!({"service": "x"}))),
-            Decision::Allow
-        );
-        assert_eq!(p.decide("release", &args(json!({}))), Decision::Ask);
-        assert_eq!(
-            p.decide("bash", &args(json!({"command": "git status -s"}))),
-            Decision::Allow
-        );
-        assert_eq!(
-            p.decide("bash", &args(json!({"command": "rm -rf /"}))),
-            Decision::Ask
-        );
-        let yolo = Permissions {
-            yolo: true,
-            allow: vec![],
-        };
-        assert_eq!(
-            yolo.decide("bash", &args(json!({"command": "rm -rf /"}))),
-            Decision::Allow
-        );
-    }
-}
+#[path = "permissions_tests.rs"]
+mod tests;

@@ -23,7 +23,9 @@ use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
 use crate::loop_guard::LoopGuard;
 use crate::output::Output;
-use crate::permissions::{ConsentAsker, Decision, Permissions, subject};
+use crate::permissions::{
+    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, always_rule, subject,
+};
 use crate::provider::ToolCall;
 use crate::tools::{Outcome, Registry, Tool, ToolCtx};
 
@@ -195,10 +197,16 @@ impl<'a> CallPipeline<'a> {
         args: &Map<String, Value>,
         cancel: &CancellationToken,
     ) -> CallResult {
-        if !tool.read_only()
-            && let Err(answer) = self.consent(tool, args).await
-        {
-            return refused(answer);
+        match self.consent(tool, args, cancel).await {
+            Ok(()) => {}
+            Err(Refusal::Answer(answer)) => return refused(answer),
+            Err(Refusal::Interrupted) => {
+                return CallResult {
+                    content: "Not run: the user interrupted.".into(),
+                    cancelled: true,
+                    ..CallResult::default()
+                };
+            }
         }
         if let Err(answer) = self.hooks.before(&call.name, args, &self.cwd, cancel).await {
             return refused(answer);
@@ -221,38 +229,74 @@ impl<'a> CallPipeline<'a> {
         result
     }
 
-    /// `Err` is the answer to the model when the call may not run. The user is shown the
-    /// tool's [`preview`](Tool::preview) of the call (a declared tool's command line), else
-    /// its arguments.
-    async fn consent(&self, tool: &Arc<dyn Tool>, args: &Map<String, Value>) -> Result<(), String> {
+    /// Whether the call may run. The user is shown the tool's [`preview`](Tool::preview) of
+    /// the call (a declared tool's command line), else its arguments. A deny rule refuses any
+    /// call; a reading tool that no rule denies never asks. Cancelling the turn (Ctrl-C, a
+    /// signal) while the user is being asked withdraws the question.
+    async fn consent(
+        &self,
+        tool: &Arc<dyn Tool>,
+        args: &Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Refusal> {
         let name = tool.spec().name.as_str();
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };
         match permissions.decide(name, args) {
             Decision::Allow => return Ok(()),
-            Decision::Deny => return Err("The user did not allow this call.".into()),
+            Decision::Deny(rule) => {
+                let file = permissions.project_file().map_or_else(
+                    || "the project's permissions".into(),
+                    |p| p.display().to_string(),
+                );
+                return Err(Refusal::Answer(format!(
+                    "The user did not allow this call: the rule `deny {rule}` in {file} refuses it."
+                )));
+            }
+            Decision::Ask if tool.read_only() => return Ok(()),
             Decision::Ask => {}
         }
+        let request = ConsentRequest {
+            tool: name.to_string(),
+            summary: tool.preview(args).unwrap_or_else(|| subject(name, args)),
+            always: always_rule(name, args),
+        };
         let answer = match asker {
-            Some(asker) => {
-                let asker = asker.clone();
-                let name = name.to_string();
-                let summary = tool.preview(args).unwrap_or_else(|| subject(&name, args));
-                tokio::task::spawn_blocking(move || asker.ask(&name, &summary))
-                    .await
-                    .unwrap_or(None)
-            }
+            Some(asker) => tokio::select! {
+                biased;
+                () = cancel.cancelled() => Some(ConsentAnswer::Interrupt),
+                answer = asker.ask(&request) => answer,
+            },
             None => None,
         };
         match answer {
-            Some(true) => Ok(()),
-            Some(false) => Err("The user did not allow this call.".into()),
-            None => Err(
+            Some(ConsentAnswer::Once) => Ok(()),
+            Some(ConsentAnswer::Always { save }) => {
+                if let Some(rule) = &request.always
+                    && let Err(why) = permissions.remember(rule, save)
+                {
+                    (self.events)(&Event::Warning {
+                        message: format!("`allow {rule}` was not saved: {why}"),
+                    });
+                }
+                Ok(())
+            }
+            Some(ConsentAnswer::Deny {
+                reason: Some(reason),
+            }) if !reason.trim().is_empty() => Err(Refusal::Answer(format!(
+                "The user did not allow this call. Their reason: {}",
+                reason.trim()
+            ))),
+            Some(ConsentAnswer::Deny { .. }) => {
+                Err(Refusal::Answer("The user did not allow this call.".into()))
+            }
+            Some(ConsentAnswer::Interrupt) => Err(Refusal::Interrupted),
+            None => Err(Refusal::Answer(
                 "The user did not allow this call: it needs consent and there is no one to ask \
                  (mm runs without a terminal; the user can allow it with `allow:` or --yolo)."
                     .into(),
-            ),
+            )),
         }
     }
 
@@ -290,6 +334,14 @@ impl<'a> CallPipeline<'a> {
             ..CallResult::default()
         }
     }
+}
+
+/// Why the consent step did not let a call run.
+enum Refusal {
+    /// The answer to the model.
+    Answer(String),
+    /// The user interrupted while being asked: the turn ends.
+    Interrupted,
 }
 
 fn refused(content: String) -> CallResult {

@@ -220,28 +220,146 @@ async fn consent_is_asked_of_every_kind_of_tool() {
     );
     assert_eq!(f.runs(), 0);
 
-    struct Yes;
-    impl ConsentAsker for Yes {
-        fn ask(&self, _: &str, _: &str) -> Option<bool> {
-            Some(true)
-        }
-    }
     let asked = Consent::Rules {
         permissions: Permissions::default(),
-        asker: Some(Arc::new(Yes)),
+        asker: Some(Arc::new(Answers::new(vec![ConsentAnswer::Once]))),
     };
     let result = handle(&f.pipeline(asked, 8000), "write", r#"{"text":"x"}"#).await;
     assert_eq!((result.content.as_str(), result.ok), ("x", true));
     let allowed = Consent::Rules {
-        permissions: Permissions {
-            yolo: false,
-            allow: vec!["write".into()],
-        },
+        permissions: Permissions::new(false, vec!["write".into()]),
         asker: None,
     };
     let result = handle(&f.pipeline(allowed, 8000), "write", r#"{"text":"y"}"#).await;
     assert_eq!(result.content, "y");
     assert_eq!(f.runs(), 2);
+}
+
+/// Answers each question with the next answer of its list, and records the questions.
+struct Answers {
+    answers: Mutex<Vec<ConsentAnswer>>,
+    asked: Mutex<Vec<ConsentRequest>>,
+}
+
+impl Answers {
+    fn new(mut answers: Vec<ConsentAnswer>) -> Self {
+        answers.reverse();
+        Self {
+            answers: Mutex::new(answers),
+            asked: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn asked(&self) -> Vec<ConsentRequest> {
+        self.asked.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl ConsentAsker for Answers {
+    async fn ask(&self, request: &ConsentRequest) -> Option<ConsentAnswer> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(request.clone());
+        }
+        self.answers.lock().ok()?.pop()
+    }
+}
+
+#[tokio::test]
+async fn an_always_answer_holds_for_the_session_and_a_deny_reason_reaches_the_model() {
+    let f = Fixture::new();
+    let answers = Arc::new(Answers::new(vec![
+        ConsentAnswer::Deny {
+            reason: Some("  not now  ".into()),
+        },
+        ConsentAnswer::Always { save: false },
+    ]));
+    let permissions = Permissions::default();
+    let consent = Consent::Rules {
+        permissions: permissions.clone(),
+        asker: Some(answers.clone()),
+    };
+    let denied = handle(
+        &f.pipeline(consent.clone(), 8000),
+        "write",
+        r#"{"text":"a"}"#,
+    )
+    .await;
+    assert_eq!(
+        denied.content,
+        "The user did not allow this call. Their reason: not now"
+    );
+    assert!(!denied.ok);
+    let first = handle(
+        &f.pipeline(consent.clone(), 8000),
+        "write",
+        r#"{"text":"b"}"#,
+    )
+    .await;
+    assert_eq!(first.content, "b");
+    // A pipeline of a later turn, built from a clone: not asked again.
+    let later = handle(&f.pipeline(consent, 8000), "write", r#"{"text":"c"}"#).await;
+    assert_eq!(later.content, "c");
+    let asked = answers.asked();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked[0],
+        ConsentRequest {
+            tool: "write".into(),
+            summary: r#"{"text":"a","times":1}"#.into(),
+            always: Some("write".into()),
+        }
+    );
+    assert_eq!(permissions.learned(), vec!["write".to_string()]);
+    assert_eq!(f.runs(), 2);
+}
+
+/// Never answers, like a user who walked away.
+struct Silent;
+
+#[async_trait]
+impl ConsentAsker for Silent {
+    async fn ask(&self, _: &ConsentRequest) -> Option<ConsentAnswer> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_turn_withdraws_the_question_and_an_interrupt_is_a_cancel() {
+    let f = Fixture::new();
+    let p = f.pipeline(
+        Consent::Rules {
+            permissions: Permissions::default(),
+            asker: Some(Arc::new(Silent)),
+        },
+        8000,
+    );
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stop.cancel();
+    });
+    let (result, _) = tokio::time::timeout(
+        Duration::from_secs(5),
+        p.handle(
+            &call("write", r#"{"text":"x"}"#),
+            &mut CallState::default(),
+            &cancel,
+        ),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("the question was not withdrawn"));
+    assert!(result.cancelled);
+    assert_eq!(result.content, "Not run: the user interrupted.");
+
+    let interrupted = Consent::Rules {
+        permissions: Permissions::default(),
+        asker: Some(Arc::new(Answers::new(vec![ConsentAnswer::Interrupt]))),
+    };
+    let result = handle(&f.pipeline(interrupted, 8000), "write", r#"{"text":"x"}"#).await;
+    assert!(result.cancelled);
+    assert_eq!(f.runs(), 0);
 }
 
 #[tokio::test]

@@ -44,6 +44,14 @@ pub struct Cli {
     #[arg(long)]
     pub no_stream: bool,
 
+    /// Go on with the latest session of this folder (interactive or print mode).
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub resume_latest: bool,
+
+    /// Go on with the session ID (`mm sessions` lists them; the start of an id is enough).
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -54,6 +62,12 @@ pub enum Command {
     Tools,
     /// Check the agent file and say what it defines.
     Check,
+    /// List the saved sessions of this folder.
+    Sessions {
+        /// Every folder's sessions.
+        #[arg(long)]
+        all: bool,
+    },
     /// Serve the agent file's declared tools as an MCP server (stdio unless --http).
     Serve {
         /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8765).

@@ -1,40 +1,211 @@
-//! Asking the user for consent on the terminal.
+//! Consent on the terminal: the rules a run starts with, the dialog, and the answer.
+//!
+//! The dialog shows exactly what will run (escaped: a control sequence in the call is shown,
+//! never obeyed), then the choices:
+//!
+//! ```text
+//! Allow bash: git status --short
+//!   [y] yes, once  [a] always bash:git status* (this session)  [s] always, saved to .mm/permissions  [n] no
+//! ```
+//!
+//! `n` may carry the reason for the model on the same line (`n not on main`); a bare `n`
+//! asks for it. Interactive mode reads answers through its line editor (interactive/input.rs);
+//! print mode reads a line from stdin, and only when stdin and stderr are both terminals.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::sync::Arc;
 
-use mm_core::ConsentAsker;
+use async_trait::async_trait;
+use mm_core::{AgentConfig, ConsentAnswer, ConsentAsker, ConsentRequest, Permissions};
 
 use crate::render::escape::line;
 
-/// Asks on stderr and reads the answer from stdin, when both are a terminal.
-pub struct TerminalAsker;
+/// The rules of this run: the agent's `yolo` and `allow:`, and the project's
+/// `.mm/permissions` (its problems are warnings).
+pub fn permissions(config: &AgentConfig, cwd: &Path) -> Permissions {
+    let (permissions, warnings) = Permissions::new(config.yolo, config.allow.clone())
+        .with_project_file(&mm_core::project_file(cwd));
+    for warning in warnings {
+        crate::render::warn(&warning);
+    }
+    permissions
+}
 
-impl TerminalAsker {
-    /// `None` when there is no terminal to ask on (piped stdin, CI, `-p -`).
-    pub fn if_terminal() -> Option<Self> {
-        (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()).then_some(Self)
+/// Print mode's asker: stderr and stdin, when both are a terminal (`None`: piped stdin, CI,
+/// `-p -`, and the call is refused).
+pub fn terminal_asker() -> Option<Arc<dyn ConsentAsker>> {
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    terminal.then(|| Arc::new(LineAsker) as Arc<dyn ConsentAsker>)
+}
+
+/// The dialog's text: the call on one line, then the choices (no trailing newline). Every
+/// model-supplied part is escaped.
+pub fn dialog(request: &ConsentRequest, color: bool) -> String {
+    // The call's line carries no style of ours: what is on it is exactly what will run.
+    let (dim, off) = if color {
+        ("\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "")
+    };
+    let mut text = format!(
+        "Allow {}: {}\n  [y] yes, once",
+        line(&request.tool),
+        line(&request.summary)
+    );
+    match &request.always {
+        Some(rule) => text.push_str(&format!(
+            "  [a] always {} {dim}(this session){off}  [s] always, saved to .mm/permissions",
+            line(rule)
+        )),
+        None => text.push_str(&format!(
+            "  {dim}(no \"always\" for a line of several commands){off}"
+        )),
+    }
+    text.push_str("  [n] no");
+    text
+}
+
+/// What a typed answer means: `None` when it is none of the choices (ask again). `Some(Deny
+/// { reason: None })` for a bare `n`: the caller asks for the reason.
+pub fn parse_answer(answer: &str, request: &ConsentRequest) -> Option<ConsentAnswer> {
+    let answer = answer.trim();
+    let mut chars = answer.chars();
+    let first = chars.next()?.to_ascii_lowercase();
+    let rest = chars.as_str();
+    // `yes`, `no`, `always`, `save`, or the letter alone; `n REASON` / `n: REASON` for a reason.
+    let word = |w: &str| rest.is_empty() || w.eq_ignore_ascii_case(answer);
+    match first {
+        'y' | '1' if word("yes") => Some(ConsentAnswer::Once),
+        'a' | '2' if word("always") && request.always.is_some() => {
+            Some(ConsentAnswer::Always { save: false })
+        }
+        's' | '3' if word("save") && request.always.is_some() => {
+            Some(ConsentAnswer::Always { save: true })
+        }
+        'n' | '4' => {
+            let reason = if word("no") {
+                ""
+            } else if rest.starts_with([' ', ':', ',', '\t']) {
+                rest.trim_start_matches([' ', ':', ',', '\t'])
+            } else {
+                return None;
+            };
+            Some(ConsentAnswer::Deny {
+                reason: Some(reason.trim().to_string()).filter(|r| !r.is_empty()),
+            })
+        }
+        _ => None,
     }
 }
 
-impl ConsentAsker for TerminalAsker {
-    fn ask(&self, tool: &str, summary: &str) -> Option<bool> {
+/// The prompt of the reason line after a bare `n`.
+pub const REASON_PROMPT: &str = "  Why not? (sent to the model; Enter for no reason) ";
+
+/// The prompt of the answer line.
+pub const ANSWER_PROMPT: &str = "  > ";
+
+/// Asks on stderr and reads the answer from stdin (print mode with a terminal). The read is
+/// blocking, on a thread of its own; when the turn is cancelled the question is abandoned
+/// and mm ends.
+struct LineAsker;
+
+#[async_trait]
+impl ConsentAsker for LineAsker {
+    async fn ask(&self, request: &ConsentRequest) -> Option<ConsentAnswer> {
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || ask_on_lines(&request))
+            .await
+            .unwrap_or(None)
+    }
+}
+
+fn ask_on_lines(request: &ConsentRequest) -> Option<ConsentAnswer> {
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let say = |text: &str| {
         let mut err = std::io::stderr().lock();
-        // Escaped: the dialog shows exactly what will run, whatever control characters the
-        // model put in it.
-        let _ = write!(
-            err,
-            "\nAllow {}: {}\n  [y]es / [n]o > ",
-            line(tool),
-            line(summary)
-        );
+        let _ = write!(err, "{text}");
         let _ = err.flush();
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
+    };
+    let read = || {
+        let mut answer = String::new();
+        match std::io::stdin().lock().read_line(&mut answer) {
             Ok(0) | Err(_) => None,
-            Ok(_) => Some(matches!(
-                line.trim().to_ascii_lowercase().as_str(),
-                "y" | "yes"
-            )),
+            Ok(_) => Some(answer),
         }
+    };
+    say(&format!("\n{}\n", dialog(request, color)));
+    loop {
+        say(ANSWER_PROMPT);
+        let answer = read()?;
+        match parse_answer(&answer, request) {
+            Some(ConsentAnswer::Deny { reason: None }) => {
+                say(REASON_PROMPT);
+                let reason = read()
+                    .map(|r| r.trim().to_string())
+                    .filter(|r| !r.is_empty());
+                return Some(ConsentAnswer::Deny { reason });
+            }
+            Some(answer) => return Some(answer),
+            None => say("  Answer y, a, s or n.\n"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(always: Option<&str>) -> ConsentRequest {
+        ConsentRequest {
+            tool: "bash".into(),
+            summary: "git status\x1b[2K".into(),
+            always: always.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn answers() {
+        let r = request(Some("bash:git status*"));
+        let deny = |reason: Option<&str>| {
+            Some(ConsentAnswer::Deny {
+                reason: reason.map(Into::into),
+            })
+        };
+        let cases = [
+            ("y", Some(ConsentAnswer::Once)),
+            (" Yes \n", Some(ConsentAnswer::Once)),
+            ("1", Some(ConsentAnswer::Once)),
+            ("a", Some(ConsentAnswer::Always { save: false })),
+            ("always", Some(ConsentAnswer::Always { save: false })),
+            ("s", Some(ConsentAnswer::Always { save: true })),
+            ("n", deny(None)),
+            ("no", deny(None)),
+            ("n not on main", deny(Some("not on main"))),
+            ("n: use the script", deny(Some("use the script"))),
+            ("nope", None),
+            ("yolo", None),
+            ("", None),
+            ("x", None),
+        ];
+        for (typed, want) in cases {
+            assert_eq!(parse_answer(typed, &r), want, "{typed:?}");
+        }
+        // No "always" for a line of several commands.
+        let r = request(None);
+        assert_eq!(parse_answer("a", &r), None);
+        assert_eq!(parse_answer("s", &r), None);
+    }
+
+    #[test]
+    fn the_dialog_shows_the_call_escaped_and_the_rule_of_always() {
+        let text = dialog(&request(Some("bash:git status*")), false);
+        assert_eq!(
+            text,
+            "Allow bash: git status\\x1b[2K\n  [y] yes, once  [a] always bash:git status* (this session)  [s] always, saved to .mm/permissions  [n] no"
+        );
+        let text = dialog(&request(None), false);
+        assert!(text.contains("(no \"always\" for a line of several commands)"));
+        assert!(!text.contains("[a]"));
     }
 }

@@ -1,61 +1,310 @@
-//! Interactive mode: a conversation on the terminal, one turn per line typed.
+//! Interactive mode (`mm` without `-p`): a conversation on the terminal, one turn per input.
+//!
+//! The session (mm-core's [`Session`](mm_core::session::Session)) owns the conversation and
+//! writes it as it happens; this module only reads input (interactive/input.rs), draws events
+//! (render/live.rs) and answers consent requests (the dialog). Ctrl-C cancels the running
+//! turn — the tool's process group is killed, the model's reply dropped — and returns to the
+//! prompt; at the prompt, Ctrl-C twice or Ctrl-D ends mm.
 
-use std::io::{BufRead, Write};
+mod commands;
+mod input;
+
+use std::io::IsTerminal;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use mm_core::provider::Message;
-use mm_core::{EventSink, StopReason, run_turn};
+use mm_core::session::Session;
+use mm_core::{ConsentAnswer, ConsentAsker, ConsentRequest, StopReason};
+use nix::sys::termios::{SetArg, Termios, tcgetattr, tcsetattr};
 
+use self::commands::Command;
+use self::input::{Input, Read};
 use crate::cli::Cli;
-use crate::render::{escape, human::Human};
+use crate::consent;
+use crate::render::escape;
+use crate::render::live::Live;
+use crate::sessions;
 use crate::setup::Env;
 use crate::signals::Watch;
 use crate::{Failure, exit};
 
-pub async fn run(cli: &Cli, env: Env, watch: &Watch) -> Result<u8, Failure> {
+/// Messages of a resumed session shown again at start.
+const RESUME_SHOWN: usize = 6;
+
+pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> {
     watch.set_interactive();
-    let provider = env.provider(!cli.no_stream)?;
-    let human = Arc::new(Human::new(true));
-    let events: EventSink = Arc::new(move |event| human.event(event));
-    let mut messages = vec![Message::System(env.instructions())];
-    let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
-    eprintln!(
-        "{name} — {} at {} ({}). Ctrl-C cancels a turn, Ctrl-D quits.",
-        env.config.model, env.config.base_url, env.source
-    );
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    // Put back the terminal's mode however mm leaves (a dialog may be reading in raw mode
+    // when a signal ends mm).
+    let _restore = terminal.then(TerminalMode::save);
+    let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let live = Live::new(color, terminal);
+    let input = Input::start(terminal, sessions::history_file(), commands::NAMES.to_vec());
+    if terminal {
+        env.asker = Some(Arc::new(Dialog {
+            input: input.clone(),
+            live: live.clone(),
+        }));
+    }
+    let mut provider = env.provider(!cli.no_stream)?;
+    let opened = sessions::open(cli, &env)?;
+    let mut session = opened.session;
+    banner(&live, &env, &session);
+    if opened.resumed {
+        show_resumed(&live, &session, opened.interrupted);
+    }
+
+    let mut interrupted_at_prompt = false;
     loop {
-        eprint!("\n> ");
-        let _ = std::io::stderr().flush();
-        let line = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            std::io::stdin()
-                .lock()
-                .read_line(&mut line)
-                .map(|n| (n, line))
-        })
-        .await
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-        let text = match line {
-            Ok((0, _)) | Err(_) => return Ok(exit::OK),
-            Ok((_, text)) => text,
+        env.refresh_mcp().await;
+        let text = match input.prompt().await {
+            Read::Line(text) => text,
+            Read::Interrupted if interrupted_at_prompt => break,
+            Read::Interrupted => {
+                interrupted_at_prompt = true;
+                live.say(&live.dim("(Ctrl-C again or Ctrl-D to quit)\n"));
+                continue;
+            }
+            Read::Eof => break,
         };
+        interrupted_at_prompt = false;
+        let text = input::joined(&text);
         if text.trim().is_empty() {
             continue;
         }
-        messages.push(Message::User(text.trim().to_string()));
+        if let Some(command) = commands::parse(&text) {
+            match command {
+                Command::Exit => break,
+                Command::Clear => {
+                    if terminal {
+                        live.say("\x1b[H\x1b[2J");
+                    }
+                    session = sessions::new_session(&env);
+                    live.say(&live.dim(&format!("A new conversation{}.\n", saved_as(&session))));
+                }
+                Command::Model(None) => live.say(&format!(
+                    "model {} at {}\n",
+                    escape::line(&env.config.model),
+                    escape::line(&env.config.base_url)
+                )),
+                Command::Model(Some(name)) => {
+                    let before = std::mem::replace(&mut env.config.model, name);
+                    match env.provider(!cli.no_stream) {
+                        Ok(p) => {
+                            provider = p;
+                            session.note(
+                                &serde_json::json!({"type": "model", "model": env.config.model}),
+                            );
+                            live.say(&format!("Model: {}\n", escape::line(&env.config.model)));
+                        }
+                        Err(e) => {
+                            env.config.model = before;
+                            live.say(&format!("mm: {}\n", escape::line(&e.message)));
+                        }
+                    }
+                }
+                other => live.say(&commands::show(&other, &env, &session, &live)),
+            }
+            continue;
+        }
+        let text = match text.trim_start().strip_prefix("//") {
+            Some(rest) => format!("/{rest}"),
+            None => text,
+        };
+
         // A fresh token per turn: Ctrl-C cancels this turn only; SIGTERM and SIGHUP end mm.
-        let opts = env.turn_options(events.clone(), watch.start_turn());
-        let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
+        let opts = env.turn_options(live.sink(), watch.start_turn());
+        live.begin_turn(&env.config.model);
+        let ticker = live.spawn_ticker();
+        let outcome = session
+            .turn(&provider, &env.registry, &env.instructions(), &text, &opts)
+            .await;
+        ticker.abort();
+        let tokens = outcome.as_ref().ok().map(|r| r.usage.completion_tokens);
+        live.end_turn(tokens);
         if let Some(signal) = watch.end_turn() {
             return Ok(signal.exit_code());
         }
+        if let Some(e) = session.take_error() {
+            crate::render::warn(&format!(
+                "the session file {}: {e}",
+                session.path().display()
+            ));
+        }
         match outcome {
             Ok(result) if result.stop_reason == StopReason::Done => {}
-            Ok(result) => eprintln!(
-                "\nmm: {}",
+            Ok(result) if result.stop_reason == StopReason::Cancelled => {
+                live.say(&live.dim("Interrupted.\n"));
+            }
+            Ok(result) => live.say(&format!(
+                "mm: {}\n",
                 escape::line(result.message.as_deref().unwrap_or_default())
+            )),
+            Err(e) => live.say(&format!("mm: {}\n", escape::line(&e.to_string()))),
+        }
+    }
+    if session.is_saved() && session.user_turns() > 0 {
+        live.say(&live.dim(&format!(
+            "Session {id} saved; `mm --resume {id}` goes on with it.\n",
+            id = session.id()
+        )));
+    }
+    Ok(exit::OK)
+}
+
+fn banner(live: &Live, env: &Env, session: &Session) {
+    let name = env.config.name.clone().unwrap_or_else(|| "mm".into());
+    live.say(&format!(
+        "{} {}\n{}\n",
+        live.paint("\x1b[1m", &escape::line(&name)),
+        live.dim(&format!(
+            "· {} at {} · {}{}",
+            escape::line(&env.config.model),
+            escape::line(&env.config.base_url),
+            escape::line(&env.source),
+            saved_as(session)
+        )),
+        live.dim("/help for commands · Alt-Enter or a final \\ for a new line · Ctrl-C cancels · Ctrl-D quits"),
+    ));
+}
+
+fn saved_as(session: &Session) -> String {
+    if session.is_saved() {
+        format!(" · session {}", session.id())
+    } else {
+        " · not saved".to_string()
+    }
+}
+
+/// The end of a resumed conversation, so that the user sees where they are.
+fn show_resumed(live: &Live, session: &Session, interrupted: bool) {
+    let messages = session.messages();
+    let shown = &messages[messages.len().saturating_sub(RESUME_SHOWN)..];
+    let mut text = live.dim(&format!(
+        "Resumed: {} earlier message(s){}.\n",
+        messages.len(),
+        if interrupted {
+            "; the last turn was cut short (its unfinished calls are marked unknown)"
+        } else {
+            ""
+        }
+    ));
+    for message in shown {
+        let line = match message {
+            Message::User(t) => format!("> {}", first_line(t)),
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+                match (
+                    content.as_deref().filter(|c| !c.is_empty()),
+                    calls.is_empty(),
+                ) {
+                    (Some(c), true) => first_line(c),
+                    (Some(c), false) => format!("{} ● {}", first_line(c), calls.join(", ")),
+                    (None, _) => format!("● {}", calls.join(", ")),
+                }
+            }
+            Message::Tool { name, content, .. } => format!("  └ {name}: {}", first_line(content)),
+            Message::System(_) => continue,
+        };
+        text.push_str(&live.dim(&line));
+        text.push('\n');
+    }
+    live.say(&text);
+}
+
+/// The first line of `text`, escaped and cut to 100 characters.
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let shown: String = escape::line(line).chars().take(100).collect();
+    if shown.len() < line.len() || text.lines().nth(1).is_some() {
+        format!("{shown} …")
+    } else {
+        shown
+    }
+}
+
+/// The consent dialog of interactive mode: drawn on the screen, answered through the one
+/// keyboard reader. Ctrl-C in the dialog interrupts the turn.
+struct Dialog {
+    input: Input,
+    live: Arc<Live>,
+}
+
+/// Lets the status line be drawn again however the dialog ends (it is dropped when the turn
+/// is cancelled while asking).
+struct Paused<'a>(&'a Live);
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.0.resume();
+    }
+}
+
+#[async_trait]
+impl ConsentAsker for Dialog {
+    async fn ask(&self, request: &ConsentRequest) -> Option<ConsentAnswer> {
+        self.live.pause();
+        let _paused = Paused(&self.live);
+        self.live.say(&format!(
+            "{}\n",
+            consent::dialog(request, self.live.color())
+        ));
+        let answer = loop {
+            let typed = match self.input.answer(consent::ANSWER_PROMPT).await {
+                Read::Line(typed) => typed,
+                Read::Interrupted => break ConsentAnswer::Interrupt,
+                Read::Eof => break ConsentAnswer::Deny { reason: None },
+            };
+            match consent::parse_answer(&typed, request) {
+                Some(ConsentAnswer::Deny { reason: None }) => {
+                    break match self.input.answer(consent::REASON_PROMPT).await {
+                        Read::Line(reason) => ConsentAnswer::Deny {
+                            reason: Some(reason.trim().to_string()).filter(|r| !r.is_empty()),
+                        },
+                        Read::Interrupted => ConsentAnswer::Interrupt,
+                        Read::Eof => ConsentAnswer::Deny { reason: None },
+                    };
+                }
+                Some(answer) => break answer,
+                None => self.live.say("  Answer y, a, s or n.\n"),
+            }
+        };
+        let said = match &answer {
+            ConsentAnswer::Once => "allowed once".to_string(),
+            ConsentAnswer::Always { save } => format!(
+                "always allowed: {}{}",
+                escape::line(request.always.as_deref().unwrap_or_default()),
+                if *save {
+                    " (saved to .mm/permissions)"
+                } else {
+                    " (this session)"
+                }
             ),
-            Err(e) => eprintln!("\nmm: {}", escape::line(&e.to_string())),
+            ConsentAnswer::Deny { .. } => "denied".to_string(),
+            _ => "interrupted".to_string(),
+        };
+        self.live.say(&self.live.dim(&format!("  {said}\n")));
+        Some(answer)
+    }
+}
+
+/// The terminal's mode when mm started, put back when dropped.
+struct TerminalMode(Option<Termios>);
+
+impl TerminalMode {
+    fn save() -> Self {
+        Self(tcgetattr(std::io::stdin()).ok())
+    }
+}
+
+impl Drop for TerminalMode {
+    fn drop(&mut self) {
+        if let Some(mode) = &self.0 {
+            let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, mode);
         }
     }
 }

@@ -4,11 +4,11 @@ use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mm_core::provider::Message;
-use mm_core::{EventSink, StopReason, run_turn};
+use mm_core::{EventSink, StopReason};
 
 use crate::cli::{Cli, OutputFormat};
 use crate::render::{escape, human::Human, json};
+use crate::sessions;
 use crate::setup::{Env, write_stdout};
 use crate::signals::Watch;
 use crate::{Failure, exit};
@@ -30,6 +30,8 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         return Err(Failure::usage("the prompt is empty"));
     }
     let provider = env.provider(!cli.no_stream)?;
+    // Print mode keeps its conversation too: `mm -c -p …` goes on with it.
+    let mut session = sessions::open(cli, &env)?.session;
 
     let format = cli.output_format;
     let human = Arc::new(Human::new(false));
@@ -40,10 +42,23 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         }
     });
     let opts = env.turn_options(events, watch.start_turn());
-    let mut messages = vec![Message::System(env.instructions()), Message::User(prompt)];
     let started = Instant::now();
-    let outcome = run_turn(&provider, &env.registry, &mut messages, &opts).await;
+    let outcome = session
+        .turn(
+            &provider,
+            &env.registry,
+            &env.instructions(),
+            &prompt,
+            &opts,
+        )
+        .await;
     let ending = watch.end_turn();
+    if let Some(e) = session.take_error() {
+        crate::render::warn(&format!(
+            "the session file {}: {e}",
+            session.path().display()
+        ));
+    }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
     let result = match outcome {
@@ -80,10 +95,11 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
             }
         }
         OutputFormat::Json => {
-            write_stdout(&format!("{}\n", json::result_object(&result, duration_ms)))?;
+            let object = json::result_object(&result, duration_ms, session.id());
+            write_stdout(&format!("{object}\n"))?;
         }
         OutputFormat::StreamJson => {
-            let mut object = json::result_object(&result, duration_ms);
+            let mut object = json::result_object(&result, duration_ms, session.id());
             if let Some(map) = object.as_object_mut() {
                 map.insert("type".into(), "result".into());
             }

@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Failure;
 use crate::cli::Cli;
-use crate::consent::TerminalAsker;
 
 /// The system prompt of an agent whose file gives no instructions. Kept short: small models pay
 /// for every token.
@@ -29,6 +28,10 @@ pub struct Env {
     pub skills: Arc<Catalogue>,
     /// Where the agent came from, for messages (`default agent` when none).
     pub source: String,
+    /// The consent rules, with the session's "always" answers (consent.rs).
+    pub permissions: Permissions,
+    /// Who is asked when a call needs consent (`None`: no terminal, the call is refused).
+    pub asker: Option<Arc<dyn ConsentAsker>>,
 }
 
 impl Env {
@@ -55,11 +58,8 @@ impl Env {
             cwd: self.cwd.clone(),
             limits: self.config.limits,
             consent: Consent::Rules {
-                permissions: Permissions {
-                    yolo: self.config.yolo,
-                    allow: self.config.allow.clone(),
-                },
-                asker: TerminalAsker::if_terminal().map(|a| Arc::new(a) as Arc<dyn ConsentAsker>),
+                permissions: self.permissions.clone(),
+                asker: self.asker.clone(),
             },
             hooks: Hooks::new(self.config.hooks.clone()),
             events,
@@ -125,12 +125,15 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     }
     let skills = Arc::new(load_skills(&config, &cwd));
     let registry = Registry::from_config(&config, &skills);
+    let permissions = crate::consent::permissions(&config, &cwd);
     Ok(Env {
         cwd,
         config,
         registry,
         skills,
         source,
+        permissions,
+        asker: crate::consent::terminal_asker(),
     })
 }
 

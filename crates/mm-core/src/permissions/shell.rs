@@ -207,6 +207,129 @@ impl BashRule {
                 .zip(&words)
                 .all(|(want, word)| word.patterns == 0 && word.value == *want)
     }
+
+    /// Whether a deny rule with this pattern refuses `line`. Deny rules are prefix rules
+    /// whether or not they end in `*`, and they look inside lines that are not one simple
+    /// command: the rule's words, as text, anywhere in the line between word boundaries (blanks,
+    /// operators, quotes, the ends) — `deny bash:rm*` refuses `ls | xargs rm` and
+    /// `bash -c 'rm x'`. A false refusal costs the model a retry; a miss would run what the
+    /// user refused. It is a guard rail, not a sandbox: `r\m` or `$(printf rm)` still get
+    /// through (docs/permissions.md says so).
+    pub(super) fn denies(&self, line: &str) -> bool {
+        if self.prefix.is_empty() {
+            return true;
+        }
+        if let Ok(words) = split(line)
+            && words.len() >= self.prefix.len()
+            && self
+                .prefix
+                .iter()
+                .zip(&words)
+                .all(|(w, word)| word.value == *w)
+        {
+            return true;
+        }
+        let text = collapse_blanks(line);
+        let needle = self.prefix.join(" ");
+        text.match_indices(&needle).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + needle.len()..].chars().next();
+            before.is_none_or(is_boundary) && after.is_none_or(is_boundary)
+        })
+    }
+}
+
+/// The line with every run of blanks (spaces, tabs, newlines) as one space.
+fn collapse_blanks(line: &str) -> String {
+    line.split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A character that ends a word for bash: a blank, an operator, a quote, a substitution mark.
+fn is_boundary(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$' | '"' | '\'' | '{' | '}'
+        )
+}
+
+/// Programs whose first argument is a subcommand: "always" for `git status -s` allows
+/// `git status*`, not all of `git`.
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "apt",
+    "apt-get",
+    "brew",
+    "bun",
+    "cargo",
+    "docker",
+    "dotnet",
+    "gh",
+    "git",
+    "go",
+    "gradle",
+    "helm",
+    "just",
+    "kubectl",
+    "make",
+    "mvn",
+    "nix",
+    "npm",
+    "pip",
+    "pip3",
+    "pnpm",
+    "podman",
+    "poetry",
+    "rustup",
+    "systemctl",
+    "terraform",
+    "uv",
+    "yarn",
+];
+
+/// The command prefix an "always" answer for `line` allows: the program, and its subcommand
+/// for the programs that have them ([`WITH_SUBCOMMANDS`]), then `*`. `None` when the line is
+/// not one simple command, or its first words are patterns. Words are quoted as needed, and
+/// the rule is checked to allow `line` itself.
+pub(super) fn prefix_rule(line: &str) -> Option<String> {
+    let words = split(line).ok()?;
+    let first = words.first().filter(|w| w.patterns == 0)?;
+    let mut prefix = vec![first.value.as_str()];
+    let program = first.value.rsplit('/').next().unwrap_or_default();
+    if WITH_SUBCOMMANDS.contains(&program)
+        && let Some(second) = words
+            .get(1)
+            .filter(|w| w.patterns == 0 && is_subcommand(&w.value))
+    {
+        prefix.push(second.value.as_str());
+    }
+    let quoted: Vec<String> = prefix.iter().map(|w| quote(w)).collect();
+    let rule = format!("{}*", quoted.join(" "));
+    BashRule::parse(&rule)
+        .filter(|r| r.matches(line))
+        .map(|_| rule)
+}
+
+/// `status`, `run`, `build-all`: lower-case letters first, then letters, digits, `-`, `_`.
+fn is_subcommand(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// A word as the rule tokenizer reads it back: bare when it is plain, else single-quoted.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '%' | '+' | ',')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]

@@ -15,9 +15,10 @@ pub fn event_line(event: &Event) {
     }
 }
 
-/// The result object: `{"result","stop_reason","turns","tool_calls","usage","duration_ms"}` (and
-/// `message` when the turn stopped without an answer, `error` when it failed).
-pub fn result_object(result: &TurnResult, duration_ms: u64) -> Value {
+/// The result object: `{"result","stop_reason","turns","tool_calls","usage","duration_ms"}`,
+/// `session_id` (for `--resume`) when the session is saved, and `message` when the turn
+/// stopped without an answer.
+pub fn result_object(result: &TurnResult, duration_ms: u64, session_id: &str) -> Value {
     let mut object = json!({
         "result": result.result,
         "stop_reason": result.stop_reason,
@@ -26,8 +27,13 @@ pub fn result_object(result: &TurnResult, duration_ms: u64) -> Value {
         "usage": result.usage,
         "duration_ms": duration_ms,
     });
-    if let (Some(message), Some(map)) = (&result.message, object.as_object_mut()) {
-        map.insert("message".into(), Value::String(message.clone()));
+    if let Some(map) = object.as_object_mut() {
+        if !session_id.is_empty() {
+            map.insert("session_id".into(), Value::String(session_id.into()));
+        }
+        if let Some(message) = &result.message {
+            map.insert("message".into(), Value::String(message.clone()));
+        }
     }
     object
 }

@@ -57,7 +57,7 @@ fn the_echo_shows_control_characters_escaped() {
 fn answer_no_to_the_dialog(case: &Case, server: &ScriptedServer) -> String {
     let mm = assert_cmd::cargo::cargo_bin("mm");
     let line = format!(
-        "cd '{}' && HOME=. TMPDIR=. '{}' --base-url '{}' -p go",
+        "cd '{}' && HOME=. TMPDIR=. XDG_DATA_HOME= '{}' --base-url '{}' -p go",
         case.path().display(),
         mm.display(),
         server.base_url()
@@ -75,7 +75,7 @@ fn answer_no_to_the_dialog(case: &Case, server: &ScriptedServer) -> String {
     let started = Instant::now();
     while !std::fs::read_to_string(&log)
         .unwrap_or_default()
-        .contains("[y]es / [n]o")
+        .contains("[n] no")
     {
         assert!(
             started.elapsed() < Duration::from_secs(30),
@@ -87,7 +87,7 @@ fn answer_no_to_the_dialog(case: &Case, server: &ScriptedServer) -> String {
     {
         use std::io::Write;
         let stdin = child.stdin.as_mut().expect("stdin");
-        stdin.write_all(b"n\n").expect("answer");
+        stdin.write_all(b"n\n\n").expect("answer");
     }
     let out = child.wait_with_output().expect("script ends");
     String::from_utf8_lossy(&out.stdout).into_owned()

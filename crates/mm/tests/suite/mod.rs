@@ -6,12 +6,15 @@ mod builtins;
 mod calls;
 mod e2e;
 mod hardening;
+mod interactive;
 mod mcp;
 mod output;
 mod processes;
 mod provider_errors;
 mod provider_hardening;
+mod pty;
 mod serve;
+mod sessions;
 mod signals;
 
 use std::os::unix::fs::PermissionsExt;
@@ -69,6 +72,8 @@ impl Case {
             .env_remove("MM_AGENT")
             .env_remove("MM_MODEL")
             .env_remove("MM_BASE_URL")
+            // Sessions and history go under the test's HOME, never the user's.
+            .env_remove("XDG_DATA_HOME")
             .env("HOME", self.dir.path())
             .env("TMPDIR", self.dir.path());
         cmd

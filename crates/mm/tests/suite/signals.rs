@@ -15,7 +15,7 @@ use super::{Case, agent_with_tools};
 
 /// Records `LEADER SLEEP SLEEP` (the leader's pid is the group's id), then waits on two sleeps.
 /// `./pids` is written whole (renamed into place), so it is complete once it exists.
-const SLEEPERS: &str = r#"#!/bin/sh
+pub(super) const SLEEPERS: &str = r#"#!/bin/sh
 here="$(dirname "$0")"
 sleep 100 &
 a=$!
@@ -26,7 +26,7 @@ mv "$here/pids.tmp" "$here/pids"
 wait
 "#;
 
-const TOOL: &str =
+pub(super) const TOOL: &str =
     "  sleepers:\n    description: Sleeps.\n    parameters: {}\n    command: [\"./sleepers\"]\n";
 
 /// One row of the process table.
@@ -86,6 +86,7 @@ fn spawn_mm(case: &Case, server: &ScriptedServer, args: &[&str]) -> (Child, Chil
         .env_remove("MM_AGENT")
         .env_remove("MM_MODEL")
         .env_remove("MM_BASE_URL")
+        .env_remove("XDG_DATA_HOME")
         .env("HOME", case.path())
         .env("TMPDIR", case.path())
         .arg("--base-url")
@@ -127,7 +128,7 @@ fn exit_status(child: &mut Child) -> ExitStatus {
 }
 
 /// The tool's group, once its sleeps run: `(group id, the sleeps' pids)`.
-fn running_group(dir: &Path) -> (u32, Vec<u32>) {
+pub(super) fn running_group(dir: &Path) -> (u32, Vec<u32>) {
     let file = dir.join("pids");
     wait_for("the tool to start its sleeps", || file.exists());
     let pids: Vec<u32> = std::fs::read_to_string(&file)
@@ -148,7 +149,7 @@ fn running_group(dir: &Path) -> (u32, Vec<u32>) {
 }
 
 /// After mm's exit: no live process is left in the group, and the sleeps are gone.
-fn assert_group_gone(pgid: u32, sleeps: &[u32]) {
+pub(super) fn assert_group_gone(pgid: u32, sleeps: &[u32]) {
     // SIGKILL is sent before mm exits; a killed process may take a moment to be scheduled and
     // die, but an orphaned `sleep 100` would stay for 100 s.
     let deadline = Instant::now() + Duration::from_secs(5);

@@ -1,0 +1,288 @@
+use super::*;
+use serde_json::json;
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+#[test]
+fn glob() {
+    assert!(glob_match("git status*", "git status --short"));
+    assert!(glob_match("git status*", "git status"));
+    assert!(!glob_match("git status*", "git push; git status"));
+    assert!(glob_match("a?c", "abc"));
+    assert!(!glob_match("a?c", "ac"));
+    assert!(glob_match("*", ""));
+    assert!(glob_match("*b*", "aaabaaa"));
+}
+
+fn decide(allow: &[&str], tool: &str, a: Value) -> Decision {
+    let p = Permissions::new(false, allow.iter().map(|s| s.to_string()).collect());
+    p.decide(tool, &args(a))
+}
+
+#[test]
+fn bash_rules_allow_one_simple_command_only() {
+    let rule = ["bash:git status*"];
+    for line in [
+        "git status",
+        "git status --short",
+        "git  status",
+        "'git' \\status -s",
+    ] {
+        let got = decide(&rule, "bash", json!({"command": line}));
+        assert_eq!(got, Decision::Allow, "{line:?}");
+    }
+    for line in [
+        "git status; touch /tmp/x",
+        "git status && touch x",
+        "git statusx",
+        "git statusx; touch x",
+        "git status\ntouch x",
+        "git status > x",
+    ] {
+        let got = decide(&rule, "bash", json!({"command": line}));
+        assert_eq!(got, Decision::Ask, "{line:?}");
+    }
+    // The rule is about `command`; another tool, or no command string, never matches it.
+    assert_eq!(
+        decide(&rule, "git", json!({"command": "git status"})),
+        Decision::Ask
+    );
+    assert_eq!(decide(&rule, "bash", json!({"command": 3})), Decision::Ask);
+    // A rule that cannot be read allows nothing.
+    for bad in [
+        "bash:git status; *",
+        "bash:ls *.txt",
+        "bash:FOO=1 make*",
+        "bash:",
+    ] {
+        assert_eq!(
+            decide(&[bad], "bash", json!({"command": "ls a.txt"})),
+            Decision::Ask,
+            "{bad:?}"
+        );
+    }
+    // A bare `bash` still allows every command line.
+    assert_eq!(
+        decide(&["bash"], "bash", json!({"command": "a; b"})),
+        Decision::Allow
+    );
+}
+
+#[test]
+fn other_rules_glob_over_the_arguments_as_json() {
+    let rule = [r#"release:{"version":"*","channel":"beta"}"#];
+    let beta = json!({"version": "1.4.2", "channel": "beta"});
+    let stable = json!({"version": "1.4.2", "channel": "stable"});
+    assert_eq!(decide(&rule, "release", beta.clone()), Decision::Allow);
+    assert_eq!(decide(&rule, "release", stable), Decision::Ask);
+    assert_eq!(decide(&rule, "deploy", beta), Decision::Ask);
+    // A value holding the pattern's quotes is escaped in the JSON, so it cannot fake a field.
+    let fake = json!({"version": "1\",\"channel\":\"beta", "channel": "stable"});
+    assert_eq!(decide(&rule, "release", fake), Decision::Ask);
+}
+
+#[test]
+fn decisions() {
+    let p = Permissions::new(false, vec!["status".into(), "bash:git status*".into()]);
+    assert_eq!(
+        p.decide("status", &args(json!({"service": "x"}))),
+        Decision::Allow
+    );
+    assert_eq!(p.decide("release", &args(json!({}))), Decision::Ask);
+    assert_eq!(
+        p.decide("bash", &args(json!({"command": "git status -s"}))),
+        Decision::Allow
+    );
+    assert_eq!(
+        p.decide("bash", &args(json!({"command": "rm -rf /"}))),
+        Decision::Ask
+    );
+    let yolo = Permissions::new(true, vec![]);
+    assert_eq!(
+        yolo.decide("bash", &args(json!({"command": "rm -rf /"}))),
+        Decision::Allow
+    );
+}
+
+/// A project folder with `.mm/permissions` holding `text`.
+fn project(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    std::fs::create_dir_all(dir.path().join(".mm")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    (dir, path)
+}
+
+fn bash(line: &str) -> Map<String, Value> {
+    args(json!({ "command": line }))
+}
+
+#[test]
+fn deny_rules_win_over_allow_rules_and_yolo() {
+    let (_dir, path) = project(
+        "# project rules\nallow bash:git*\ndeny bash:git push*\n\ndeny release\nallow release\n",
+    );
+    for yolo in [false, true] {
+        let (p, warnings) = Permissions::new(yolo, vec!["release".into()]).with_project_file(&path);
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(p.decide("bash", &bash("git status")), Decision::Allow);
+        assert_eq!(
+            p.decide("bash", &bash("git push origin main")),
+            Decision::Deny("bash:git push*".into())
+        );
+        assert_eq!(
+            p.decide("release", &args(json!({"version": "1"}))),
+            Decision::Deny("release".into())
+        );
+    }
+}
+
+#[test]
+fn a_bash_deny_rule_also_matches_inside_a_line_of_several_commands() {
+    let (_dir, path) = project("deny bash:git push\ndeny bash:rm*\n");
+    let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+    let denied = [
+        "git push",
+        "git push --force",
+        "cd x && git push",
+        "cd x;git   push -f",
+        "echo $(git push)",
+        "rm -rf ~",
+        "ls | xargs rm",
+        "(rm x)",
+        "bash -c 'rm x'",
+        // Deny is textual on purpose: a false refusal costs a question, a miss runs it.
+        "echo 'git push'",
+    ];
+    for line in denied {
+        assert!(
+            matches!(p.decide("bash", &bash(line)), Decision::Deny(_)),
+            "{line:?}"
+        );
+    }
+    for line in ["git pushx", "git status", "echo firm", "rmdir x", "farm -x"] {
+        assert_eq!(p.decide("bash", &bash(line)), Decision::Allow, "{line:?}");
+    }
+}
+
+#[test]
+fn lines_that_cannot_be_read_are_warned_about_and_fail_closed() {
+    let (_dir, path) =
+        project("allow bash:ls *.txt\ndeny bash:rm; *\npermit status\nallow\ndeny status\n");
+    let (p, warnings) = Permissions::new(false, vec![]).with_project_file(&path);
+    let file = path.display().to_string();
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!("{file}:1: ")),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].starts_with(&format!("{file}:2: ")),
+        "{}",
+        warnings[1]
+    );
+    assert!(
+        warnings[1].contains("denies every bash call"),
+        "{}",
+        warnings[1]
+    );
+    assert!(
+        warnings[2].starts_with(&format!("{file}:3: ")),
+        "{}",
+        warnings[2]
+    );
+    assert!(
+        warnings[3].starts_with(&format!("{file}:4: ")),
+        "{}",
+        warnings[3]
+    );
+    // The unreadable allow allows nothing; the unreadable bash deny denies all of bash.
+    assert_eq!(
+        p.decide("bash", &bash("ls a.txt")),
+        Decision::Deny("bash:rm; *".into())
+    );
+    assert_eq!(
+        p.decide("status", &args(json!({}))),
+        Decision::Deny("status".into())
+    );
+    assert_eq!(p.decide("other", &args(json!({}))), Decision::Ask);
+}
+
+#[test]
+fn a_missing_project_file_is_no_rules() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    let (p, warnings) = Permissions::new(false, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty());
+    assert_eq!(p.project_file(), Some(path.as_path()));
+    assert_eq!(p.decide("bash", &bash("ls")), Decision::Ask);
+}
+
+#[test]
+fn always_answers_are_shared_by_clones_and_can_be_saved() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    let (p, _) = Permissions::new(false, vec![]).with_project_file(&path);
+    let per_turn = p.clone();
+    assert_eq!(per_turn.remember("bash:git status*", false), Ok(()));
+    assert_eq!(p.decide("bash", &bash("git status -s")), Decision::Allow);
+    assert_eq!(p.decide("bash", &bash("git push")), Decision::Ask);
+    assert!(!path.exists(), "not saved");
+
+    assert_eq!(p.remember("release", true), Ok(()));
+    assert_eq!(p.remember("bash:cargo test*", true), Ok(()));
+    let saved = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        saved.ends_with("allow release\nallow bash:cargo test*\n"),
+        "{saved}"
+    );
+    assert!(
+        saved.starts_with('#'),
+        "a header says what the file is: {saved}"
+    );
+    // Read back at the next start-up.
+    let (next, warnings) = Permissions::new(false, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(next.decide("release", &args(json!({}))), Decision::Allow);
+    assert_eq!(next.decide("bash", &bash("cargo test -q")), Decision::Allow);
+    assert_eq!(next.decide("bash", &bash("git status")), Decision::Ask);
+}
+
+#[test]
+fn always_proposes_the_command_prefix_for_bash_and_the_name_otherwise() {
+    let cases = [
+        ("git status --short", Some("bash:git status*")),
+        ("git status", Some("bash:git status*")),
+        ("ls -la", Some("bash:ls*")),
+        ("ls", Some("bash:ls*")),
+        ("cargo test -p mm", Some("bash:cargo test*")),
+        ("./build.sh --release", Some("bash:./build.sh*")),
+        ("cat notes.txt", Some("bash:cat*")),
+        ("npm run build", Some("bash:npm run*")),
+        ("'my tool' x", Some("bash:'my tool'*")),
+        ("echo one", Some("bash:echo*")),
+        ("/usr/bin/git log -3", Some("bash:/usr/bin/git log*")),
+        ("git -C x status", Some("bash:git*")),
+        ("ls *.rs", Some("bash:ls*")),
+        ("git status; rm x", None),
+        ("FOO=1 make", None),
+        ("echo $(id)", None),
+        ("*", None),
+    ];
+    for (line, rule) in cases {
+        let got = always_rule("bash", &bash(line));
+        assert_eq!(got.as_deref(), rule, "{line:?}");
+        // The proposal allows the line it was made for.
+        if let Some(rule) = got {
+            let p = Permissions::new(false, vec![rule.clone()]);
+            assert_eq!(p.decide("bash", &bash(line)), Decision::Allow, "{rule}");
+        }
+    }
+    assert_eq!(
+        always_rule("release", &args(json!({"v": 1}))).as_deref(),
+        Some("release")
+    );
+}
