@@ -174,3 +174,27 @@ async fn a_hook_that_never_reads_stdin_and_prints_a_lot_does_not_hang() {
     )]);
     assert_eq!(before(&hooks, "bash").await, Ok(()));
 }
+
+#[tokio::test]
+async fn a_post_hook_that_times_out_is_a_warning_and_does_not_hold_the_turn() {
+    let hooks = Hooks::new(HooksConfig {
+        pre_tool_call: vec![],
+        post_tool_call: vec![hook(None, "sleep 30", Duration::from_millis(300))],
+    });
+    let started = std::time::Instant::now();
+    let warnings = hooks
+        .after(
+            "status",
+            &args(),
+            "ok",
+            Some(0),
+            &std::env::temp_dir(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        warnings,
+        ["the postToolCall hook sh -c sleep 30 failed for status: it did not finish within 0.3s"]
+    );
+}

@@ -18,7 +18,7 @@ use super::{Case, last_tool_message, tool_messages};
 
 /// The recorder binary, built once per test run (`cargo test --workspace` has built it already;
 /// `cargo test -p mm` has not).
-fn recorder() -> &'static Path {
+pub(super) fn recorder() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let exe = std::env::current_exe().expect("test exe");

@@ -6,6 +6,7 @@ mod builtins;
 mod calls;
 mod e2e;
 mod hardening;
+mod hooks;
 mod interactive;
 mod mcp;
 mod output;
