@@ -8,7 +8,7 @@ use super::*;
 use crate::config::{AgentConfig, Limits};
 use crate::hooks::Hooks;
 use crate::pipeline::Consent;
-use crate::provider::ProviderConfig;
+use crate::provider::{ProviderConfig, ToolCall};
 use crate::skills::Catalogue;
 
 fn store() -> (tempfile::TempDir, SessionStore) {

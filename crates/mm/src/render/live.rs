@@ -68,7 +68,8 @@ enum Phase {
     Thinking(Instant),
     /// The reply's text is coming.
     Writing(Instant),
-    Tool(String, Instant),
+    /// A tool runs; with its last progress report (MCP), as shown.
+    Tool(String, Instant, Option<String>),
 }
 
 /// The turn's timing, for tokens/s.
@@ -272,7 +273,7 @@ impl Live {
                 );
                 self.write(&mut st, &line);
                 st.tools.insert(id.clone(), ToolView::default());
-                st.phase = Phase::Tool(name.clone(), Instant::now());
+                st.phase = Phase::Tool(name.clone(), Instant::now(), None);
             }
             Event::ToolOutput { id, chunk } => {
                 let lines = match st.tools.get_mut(id) {
@@ -318,6 +319,19 @@ impl Live {
                 self.write(&mut st, &text);
                 st.clock.reply_since = Some(Instant::now());
                 st.phase = Phase::Waiting(Instant::now());
+            }
+            Event::ToolProgress { progress, .. } => {
+                if let Phase::Tool(_, _, shown) = &mut st.phase {
+                    let mut text = match progress.total.filter(|t| *t > 0.0) {
+                        Some(total) => format!("{:.0}%", 100.0 * progress.progress / total),
+                        None => format!("{}", progress.progress),
+                    };
+                    if let Some(message) = &progress.message {
+                        text.push(' ');
+                        text.push_str(&escape::line(message));
+                    }
+                    *shown = Some(text);
+                }
             }
             Event::Warning { message } => {
                 self.line_start(&mut st);
@@ -391,9 +405,13 @@ impl Live {
                     st.clock.rate(st.clock.tokens)
                 )
             }
-            Phase::Tool(name, since) => {
+            Phase::Tool(name, since, progress) => {
+                let progress = progress
+                    .as_deref()
+                    .map(|p| format!(" · {p}"))
+                    .unwrap_or_default();
                 format!(
-                    "running {} · {} · Ctrl-C cancels",
+                    "running {} · {}{progress} · Ctrl-C cancels",
                     escape::line(name),
                     secs(*since)
                 )

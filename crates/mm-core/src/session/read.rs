@@ -1,0 +1,267 @@
+//! Reading a session file back: its header, the messages of each turn (written whole at the
+//! turn's end), and a turn cut short rebuilt from its events.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::UNKNOWN_RESULT;
+use crate::provider::{Message, ToolCall};
+
+/// A message as a session file holds it (the chat API's shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub(super) enum Stored {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<StoredCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct StoredCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl From<&Message> for Stored {
+    fn from(message: &Message) -> Self {
+        match message {
+            Message::System(content) => Self::System {
+                content: content.clone(),
+            },
+            Message::User(content) => Self::User {
+                content: content.clone(),
+            },
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => Self::Assistant {
+                content: content.clone(),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| StoredCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
+                    .collect(),
+            },
+            Message::Tool {
+                tool_call_id,
+                name,
+                content,
+            } => Self::Tool {
+                tool_call_id: tool_call_id.clone(),
+                name: name.clone(),
+                content: content.clone(),
+            },
+        }
+    }
+}
+
+impl From<Stored> for Message {
+    fn from(stored: Stored) -> Self {
+        match stored {
+            Stored::System { content } => Self::System(content),
+            Stored::User { content } => Self::User(content),
+            Stored::Assistant {
+                content,
+                tool_calls,
+            } => Self::Assistant {
+                content,
+                tool_calls: tool_calls
+                    .into_iter()
+                    .map(|c| ToolCall {
+                        id: c.id,
+                        name: c.name,
+                        arguments: c.arguments,
+                    })
+                    .collect(),
+            },
+            Stored::Tool {
+                tool_call_id,
+                name,
+                content,
+            } => Self::Tool {
+                tool_call_id,
+                name,
+                content,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Header {
+    pub(super) cwd: PathBuf,
+    #[serde(default)]
+    pub(super) created_ms: u64,
+}
+
+/// What a session file says.
+#[derive(Debug, Default)]
+pub(super) struct Read {
+    pub(super) header: Option<Header>,
+    pub(super) messages: Vec<Message>,
+    /// The user's messages, in order.
+    pub(super) users: Vec<String>,
+    pub(super) warnings: Vec<String>,
+    /// The last turn has no end in the file.
+    pub(super) interrupted: bool,
+}
+
+/// The events of a turn whose end is not in the file, in order.
+#[derive(Debug, Default)]
+struct Pending {
+    events: Vec<Value>,
+    messages: Vec<Message>,
+}
+
+/// Reads a session file's bytes; a last line cut short is skipped, any other line that is
+/// not JSON is a warning.
+pub(super) fn read_lines(text: &[u8]) -> Read {
+    let mut read = Read::default();
+    let mut turn: Option<Pending> = None;
+    let complete = text.ends_with(b"\n");
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    let count = lines.len();
+    for (n, line) in lines.into_iter().enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            // The last line, cut short by a crash: expected, and skipped.
+            Err(_) if n + 1 == count && !complete => continue,
+            Err(e) => {
+                read.warnings.push(format!("line {}: {e}; skipped", n + 1));
+                continue;
+            }
+        };
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match kind {
+            "session" if n == 0 => {
+                read.header = serde_json::from_value(value).ok();
+            }
+            "user" => {
+                if let Some(pending) = turn.take() {
+                    read.messages.extend(rebuild(pending.events));
+                }
+                let text = value["text"].as_str().unwrap_or_default().to_string();
+                read.users.push(text.clone());
+                read.messages.push(Message::User(text));
+                turn = Some(Pending::default());
+            }
+            "message" => {
+                if let (Some(pending), Ok(stored)) = (
+                    turn.as_mut(),
+                    serde_json::from_value::<Stored>(value["message"].clone()),
+                ) {
+                    pending.messages.push(stored.into());
+                }
+            }
+            "turn_end" => {
+                if let Some(pending) = turn.take() {
+                    read.messages.extend(pending.messages);
+                }
+            }
+            _ => {
+                if let Some(pending) = turn.as_mut() {
+                    pending.events.push(value);
+                }
+            }
+        }
+    }
+    if let Some(pending) = turn {
+        read.messages.extend(rebuild(pending.events));
+        read.interrupted = true;
+    }
+    read
+}
+
+/// The messages of a turn cut short, from its events: each reply's text and calls, each
+/// call's result, and [`UNKNOWN_RESULT`] for a call whose result was never written. Calls
+/// not separated by the model's text are kept as one reply (the events do not say where one
+/// reply ends when it has no text); the model reads the same calls and results either way.
+fn rebuild(events: Vec<Value>) -> Vec<Message> {
+    #[derive(Default)]
+    struct Reply {
+        content: Option<String>,
+        calls: Vec<ToolCall>,
+        results: Vec<(String, String)>,
+    }
+    fn flush(reply: Option<Reply>, out: &mut Vec<Message>) {
+        let Some(reply) = reply else { return };
+        if reply.content.is_none() && reply.calls.is_empty() {
+            return;
+        }
+        out.push(Message::Assistant {
+            content: reply.content,
+            tool_calls: reply.calls.clone(),
+        });
+        for call in reply.calls {
+            let content = reply
+                .results
+                .iter()
+                .find(|(id, _)| *id == call.id)
+                .map_or_else(|| UNKNOWN_RESULT.to_string(), |(_, c)| c.clone());
+            out.push(Message::Tool {
+                tool_call_id: call.id,
+                name: call.name,
+                content,
+            });
+        }
+    }
+    let text = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
+    let mut out = Vec::new();
+    let mut open: Option<Reply> = None;
+    for event in events {
+        match event["type"].as_str().unwrap_or_default() {
+            "assistant_message" => {
+                flush(open.take(), &mut out);
+                let content = Some(text(&event, "text"));
+                if event["final"].as_bool() == Some(true) {
+                    out.push(Message::Assistant {
+                        content,
+                        tool_calls: Vec::new(),
+                    });
+                } else {
+                    open = Some(Reply {
+                        content,
+                        ..Reply::default()
+                    });
+                }
+            }
+            "tool_call" => open.get_or_insert_default().calls.push(ToolCall {
+                id: text(&event, "id"),
+                name: text(&event, "name"),
+                arguments: text(&event, "arguments"),
+            }),
+            "tool_result" => open
+                .get_or_insert_default()
+                .results
+                .push((text(&event, "id"), text(&event, "content"))),
+            _ => {}
+        }
+    }
+    flush(open, &mut out);
+    out
+}
