@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use mm_core::mcp::McpServer;
 use mm_core::provider::{Provider, ProviderConfig};
 use mm_core::skills::Catalogue;
 use mm_core::{
@@ -28,6 +29,8 @@ pub struct Env {
     pub skills: Arc<Catalogue>,
     /// Where the agent came from, for messages (`default agent` when none).
     pub source: String,
+    /// The MCP servers that answered at start-up ([`connect_mcp`](Self::connect_mcp)).
+    pub mcp: Vec<McpServer>,
     /// The consent rules, with the session's "always" answers (consent.rs).
     pub permissions: Permissions,
     /// Who is asked when a call needs consent (`None`: no terminal, the call is refused).
@@ -65,6 +68,52 @@ impl Env {
             events,
             cancel,
         }
+    }
+
+    /// Connects the agent's MCP servers (all at once, each within the start-up timeout) and
+    /// offers their tools after the others. A server that fails, and a tool whose name is
+    /// taken, is a warning; mm goes on without it. Returns the clients, to close on the way out.
+    pub async fn connect_mcp(&mut self) -> Vec<Arc<mm_core::mcp::Client>> {
+        if self.config.mcp.is_empty() {
+            return Vec::new();
+        }
+        let (servers, warnings) =
+            mm_core::mcp::connect(&self.config.mcp, &self.cwd, mm_core::mcp::STARTUP_TIMEOUT).await;
+        for warning in warnings {
+            crate::render::warn(&warning);
+        }
+        self.mcp = servers;
+        self.rebuild_registry();
+        self.mcp.iter().map(|s| s.client.clone()).collect()
+    }
+
+    /// Lists again the tools of servers that said theirs changed (`tools/list_changed`);
+    /// called between turns, so a turn keeps the tools it started with.
+    pub async fn refresh_mcp(&mut self) {
+        let mut changed = false;
+        for server in &mut self.mcp {
+            let Some(config) = self.config.mcp.iter().find(|c| c.name == server.name) else {
+                continue;
+            };
+            match server.refresh(config).await {
+                Ok(replaced) => changed |= replaced,
+                Err(e) => crate::render::warn(&format!(
+                    "MCP server {}: cannot list its tools again: {e}",
+                    server.name
+                )),
+            }
+        }
+        if changed {
+            self.rebuild_registry();
+        }
+    }
+
+    fn rebuild_registry(&mut self) {
+        let mut registry = Registry::from_config(&self.config, &self.skills);
+        for warning in registry.add_mcp(&self.mcp) {
+            crate::render::warn(&warning);
+        }
+        self.registry = registry;
     }
 
     pub fn provider(&self, stream: bool) -> Result<Provider, Failure> {
@@ -132,6 +181,7 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         registry,
         skills,
         source,
+        mcp: Vec::new(),
         permissions,
         asker: crate::consent::terminal_asker(),
     })
@@ -181,7 +231,14 @@ pub fn print_check(env: &Env) -> Result<u8, Failure> {
         1 => format!("; 1 skill: {}", skills.join(", ")),
         n => format!("; {n} skills: {}", skills.join(", ")),
     };
-    write_stdout(&format!("{}: ok ({tools}{skills})\n", env.source))
+    let servers: Vec<&str> = env.config.mcp.iter().map(|s| s.name.as_str()).collect();
+    // Not contacted: `mm check` reads the file; `mm tools` shows what the servers offer.
+    let servers = match servers.len() {
+        0 => String::new(),
+        1 => format!("; 1 MCP server: {}", servers.join(", ")),
+        n => format!("; {n} MCP servers: {}", servers.join(", ")),
+    };
+    write_stdout(&format!("{}: ok ({tools}{skills}{servers})\n", env.source))
 }
 
 /// Writes to stdout; a closed pipe (`mm tools | head`) is a normal end, not an error.
