@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Limits, ToolCallMode};
+use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
 use crate::pipeline::{CallPipeline, CallState, Consent};
@@ -18,11 +18,13 @@ use crate::provider::{
 };
 use crate::tools::Registry;
 
-/// In constrained mode, once the model has made the same call this many times in a row, its
-/// next reply is constrained to an answer. Small models without a tool template (the ones that
-/// need constrained mode) tend to copy their last call forever instead of reading its result
-/// (measured with Gemma 3 270M: the identical call every time); the grammar then turns "do not
-/// repeat it" into something they can follow. Native mode is left to the loop detector.
+/// Once the model has made the same call this many times in a row, its next reply is asked to be
+/// an answer ([`ChatRequest::answer_only`]): its result is already in front of the model twice,
+/// so a third run can only help a model that has lost track. Small models do (measured: Gemma 3
+/// 270M in constrained mode and Qwen2.5-Coder-0.5B-Instruct in native mode both repeated their
+/// first, correct call at every step); in constrained mode the grammar then allows only an
+/// answer, in native mode the request closes with a user message asking for one (see
+/// `docs/models.md`). The loop detector still stops a model that calls anyway.
 const ANSWER_AFTER_REPEATS: u32 = 2;
 
 /// Why a turn ended.
@@ -89,8 +91,8 @@ pub async fn run_turn(
     )
     .with_hooks(opts.hooks.clone());
     let mut calls_state = CallState::default();
-    // Constrained mode only: set once the model repeats a call identically, so that its next
-    // reply may only be an answer (see `ANSWER_AFTER_REPEATS`).
+    // Set once the model repeats a call identically, so that its next reply is asked to be an
+    // answer (see `ANSWER_AFTER_REPEATS`).
     let mut answer_only = false;
     let mut result = TurnResult {
         result: String::new(),
@@ -175,9 +177,7 @@ pub async fn run_turn(
         let mut calls = reply.tool_calls.iter();
         while let Some(call) = calls.next() {
             let (outcome, record) = pipeline.handle(call, &mut calls_state, &opts.cancel).await;
-            if outcome.repeats >= ANSWER_AFTER_REPEATS
-                && provider.tool_call_mode() == ToolCallMode::Constrained
-            {
+            if outcome.repeats >= ANSWER_AFTER_REPEATS {
                 answer_only = true;
             }
             result.tool_calls.extend(record);

@@ -13,12 +13,12 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{Assembler, CallIds};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
 use super::props::{self, ServerInfo};
-use crate::sse::{SseEvent, SseParser};
-use super::wire::{self, Completion, WireMessage, WireTool};
+use super::wire::{self, Completion, WireTool};
 use super::{
     ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,
 };
 use crate::config::ToolCallMode;
+use crate::sse::{SseEvent, SseParser};
 use crate::tools::ToolSpec;
 
 /// Longest wait for a TCP connection (or `config.timeout` when shorter).
@@ -280,7 +280,7 @@ impl Provider {
             let messages = constrained::messages(request.messages, request.tools, strict);
             (messages, Vec::new())
         } else {
-            let messages = request.messages.iter().map(WireMessage::native).collect();
+            let messages = wire::native_messages(request.messages, request.answer_only);
             let tools: &[ToolSpec] = if request.answer_only {
                 &[]
             } else {

@@ -65,7 +65,8 @@ pub struct ChatRequest<'a> {
     pub max_tokens: u32,
     /// The reply must be an answer: in constrained mode the tools stay described (the prompt is
     /// unchanged) but the schema or grammar offers only `{"answer"}`; in native mode no tools
-    /// are sent.
+    /// are sent and a conversation that ends with tool results gets a closing user message
+    /// asking for the answer (not kept in the conversation).
     pub answer_only: bool,
 }
 

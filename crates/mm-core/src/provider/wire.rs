@@ -96,6 +96,24 @@ impl WireMessage {
     }
 }
 
+/// The user message that closes a native answer-only request. Sending no tools is not enough for a
+/// small model: measured with Qwen2.5-Coder-0.5B-Instruct, a conversation that ends with tool
+/// results (rendered by its template as a user turn) got the same call again as text, with the
+/// tools, without them and with `tool_choice: "none"` alike; a closing user turn that asks for an
+/// answer got one in words from the results, for each question tried (docs/models.md).
+pub(crate) const ANSWER_NOW: &str =
+    "Do not call a tool again: answer my question in words, using the tool results above.";
+
+/// The conversation in native form; an answer-only request ends with [`ANSWER_NOW`] when the
+/// conversation ends with tool results (after a user message it would only repeat the question).
+pub(crate) fn native_messages(history: &[Message], answer_only: bool) -> Vec<WireMessage> {
+    let mut messages: Vec<WireMessage> = history.iter().map(WireMessage::native).collect();
+    if answer_only && matches!(history.last(), Some(Message::Tool { .. })) {
+        messages.push(WireMessage::text("user", ANSWER_NOW));
+    }
+    messages
+}
+
 /// A tool call in an assistant message of the history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct WireToolCall {

@@ -213,3 +213,39 @@ fn usage_counts_near_the_limit_do_not_overflow() {
             .unwrap_or_default();
     assert_eq!(Usage::from(usage).total_tokens, u64::MAX);
 }
+
+#[test]
+fn a_native_answer_only_request_closes_tool_results_with_a_request_for_the_answer() {
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "status".into(),
+        arguments: r#"{"service":"billing"}"#.into(),
+    };
+    let history = vec![
+        Message::System("sys".into()),
+        Message::User("How is billing?".into()),
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call],
+        },
+        Message::Tool {
+            tool_call_id: "call_1".into(),
+            name: "status".into(),
+            content: "billing: running".into(),
+        },
+    ];
+    let roles = |messages: &[WireMessage]| messages.iter().map(|m| m.role).collect::<Vec<_>>();
+    let normal = native_messages(&history, false);
+    assert_eq!(roles(&normal), ["system", "user", "assistant", "tool"]);
+    let answer = native_messages(&history, true);
+    assert_eq!(
+        roles(&answer),
+        ["system", "user", "assistant", "tool", "user"]
+    );
+    assert_eq!(answer[4].content.as_deref(), Some(ANSWER_NOW));
+    // After a user message there is nothing to close: the question is the last word.
+    assert_eq!(
+        roles(&native_messages(&history[..2], true)),
+        ["system", "user"]
+    );
+}

@@ -289,6 +289,37 @@ fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
 }
 
 #[test]
+fn native_mode_asks_for_an_answer_once_a_call_is_repeated() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
+    let server = ScriptedServer::start(vec![call(), call(), Reply::text("Billing is running.")]);
+    case.mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let has_tools = |r: &Value| r["tools"].as_array().is_some_and(|t| !t.is_empty());
+    assert!(has_tools(&requests[0]) && has_tools(&requests[1]));
+    // After the repeat: no tools, and the conversation closes with a request for the answer
+    // (on the wire only: the tool result stays the last message of the conversation).
+    assert!(!has_tools(&requests[2]), "{}", requests[2]);
+    let messages = requests[2]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles[roles.len() - 2..], ["tool", "user"], "{roles:?}");
+    let last = messages
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(last.contains("answer my question"), "{last}");
+    assert_eq!(case.calls().len(), 2);
+}
+
+#[test]
 fn dash_c_runs_as_if_started_in_the_folder() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let server = ScriptedServer::start(vec![
