@@ -77,11 +77,12 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
             match command {
                 Command::Exit => break,
                 Command::Clear => {
-                    if terminal {
-                        live.say("\x1b[H\x1b[2J");
-                    }
                     session = sessions::new_session(&env);
-                    live.say(&live.dim(&format!("A new conversation{}.\n", saved_as(&session))));
+                    let clear = if terminal { "\x1b[H\x1b[2J" } else { "" };
+                    live.say(&format!(
+                        "{clear}{}\n",
+                        live.dim(&format!("A new conversation{}.", saved_as(&session)))
+                    ));
                 }
                 Command::Model(None) => live.say(&format!(
                     "model {} at {}\n",
@@ -122,7 +123,18 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
             .await;
         ticker.abort();
         let tokens = outcome.as_ref().ok().map(|r| r.usage.completion_tokens);
-        live.end_turn(tokens);
+        let note = match &outcome {
+            Ok(result) if result.stop_reason == StopReason::Done => None,
+            Ok(result) if result.stop_reason == StopReason::Cancelled => {
+                Some(live.dim("Interrupted."))
+            }
+            Ok(result) => Some(format!(
+                "mm: {}",
+                escape::line(result.message.as_deref().unwrap_or_default())
+            )),
+            Err(e) => Some(format!("mm: {}", escape::line(&e.to_string()))),
+        };
+        live.end_turn(tokens, note.as_deref());
         if let Some(signal) = watch.end_turn() {
             return Ok(signal.exit_code());
         }
@@ -131,17 +143,6 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
                 "the session file {}: {e}",
                 session.path().display()
             ));
-        }
-        match outcome {
-            Ok(result) if result.stop_reason == StopReason::Done => {}
-            Ok(result) if result.stop_reason == StopReason::Cancelled => {
-                live.say(&live.dim("Interrupted.\n"));
-            }
-            Ok(result) => live.say(&format!(
-                "mm: {}\n",
-                escape::line(result.message.as_deref().unwrap_or_default())
-            )),
-            Err(e) => live.say(&format!("mm: {}\n", escape::line(&e.to_string()))),
         }
     }
     if session.is_saved() && session.user_turns() > 0 {

@@ -80,21 +80,41 @@ struct Clock {
     reply_since: Option<Instant>,
     /// Time spent waiting for and receiving replies.
     model_time: Duration,
+    /// The first delta of the running reply.
+    first_delta: Option<Instant>,
+    /// Time from each reply's first delta to its end: generating, not reading the prompt.
+    generating: Duration,
     /// Deltas received (a server sends about one token each).
     tokens: u64,
 }
 
 impl Clock {
+    fn delta(&mut self) {
+        self.tokens += 1;
+        self.first_delta.get_or_insert_with(Instant::now);
+    }
+
     fn reply_ended(&mut self) {
         if let Some(since) = self.reply_since.take() {
             self.model_time += since.elapsed();
         }
+        if let Some(first) = self.first_delta.take() {
+            self.generating += first.elapsed();
+        }
     }
 
-    /// Tokens per second of model time so far (the running reply included).
+    /// Tokens per second of generation so far (the running reply included), from the deltas
+    /// and the time from each reply's first delta to its end: reading a long prompt does not
+    /// make a model look slow. Replies that came whole (no stream) give `tokens` over the
+    /// time waited for them.
     fn rate(&self, tokens: u64) -> f64 {
-        let running = self.reply_since.map_or(Duration::ZERO, |s| s.elapsed());
-        let secs = (self.model_time + running).as_secs_f64();
+        let running = self.first_delta.map_or(Duration::ZERO, |s| s.elapsed());
+        let generating = (self.generating + running).as_secs_f64();
+        if generating >= 0.05 && self.tokens > 0 {
+            return self.tokens as f64 / generating;
+        }
+        let waiting = self.reply_since.map_or(Duration::ZERO, |s| s.elapsed());
+        let secs = (self.model_time + waiting).as_secs_f64();
         if secs > 0.0 {
             tokens as f64 / secs
         } else {
@@ -150,13 +170,17 @@ impl Live {
         st.tools.clear();
     }
 
-    /// The turn ended: what is held is written, then a line with the time and the speed
-    /// (`tokens`: what the server counted, when it did).
-    pub fn end_turn(&self, tokens: Option<u64>) {
+    /// The turn ended: what is held is written, then `note` (why it stopped, when it did not
+    /// end with an answer), then a line with the time and the speed (`tokens`: what the
+    /// server counted, when it did).
+    pub fn end_turn(&self, tokens: Option<u64>, note: Option<&str>) {
         let mut st = self.lock();
         let rest = st.markdown.finish();
         self.write(&mut st, &rest);
         self.line_start(&mut st);
+        if let Some(note) = note {
+            self.write(&mut st, &format!("{note}\n"));
+        }
         st.clock.reply_ended();
         st.phase = Phase::Idle;
         let Some(started) = st.clock.started.take() else {
@@ -196,7 +220,12 @@ impl Live {
     }
 
     pub fn resume(&self) {
-        self.lock().paused = false;
+        let mut st = self.lock();
+        st.paused = false;
+        // A tool's time on screen is its run's, not the user's thinking in the dialog.
+        if let Phase::Tool(_, since, _) = &mut st.phase {
+            *since = Instant::now();
+        }
     }
 
     /// Writes mm's own text (already escaped where it needs to be) on a line of its own.
@@ -224,7 +253,7 @@ impl Live {
         let mut st = self.lock();
         match event {
             Event::TextDelta { text } => {
-                st.clock.tokens += 1;
+                st.clock.delta();
                 if !matches!(st.phase, Phase::Writing(_)) {
                     st.phase = Phase::Writing(Instant::now());
                 }
@@ -233,7 +262,7 @@ impl Live {
                 self.write(&mut st, &shown);
             }
             Event::ReasoningDelta { .. } => {
-                st.clock.tokens += 1;
+                st.clock.delta();
                 if !matches!(st.phase, Phase::Thinking(_)) {
                     st.phase = Phase::Thinking(Instant::now());
                 }
@@ -287,10 +316,14 @@ impl Live {
                 id,
                 ok,
                 exit_code,
-                duration_ms,
                 content,
                 ..
             } => {
+                // Measured here: the pipeline's duration includes the time in the dialog.
+                let took = match &st.phase {
+                    Phase::Tool(_, since, _) => since.elapsed(),
+                    _ => Duration::ZERO,
+                };
                 let mut view = st.tools.remove(id).unwrap_or_default();
                 let mut lines = view.finish();
                 if !view.echoed && !content.is_empty() {
@@ -314,7 +347,7 @@ impl Live {
                     (false, Some(code)) => self.paint(RED, &format!("exit code {code}")),
                     (false, None) => self.paint(RED, "not ok"),
                 };
-                let took = self.dim(&format!("· {}", duration(*duration_ms)));
+                let took = self.dim(&format!("· {}", duration(took)));
                 text.push_str(&format!("  {} {how} {took}\n", self.dim("└")));
                 self.write(&mut st, &text);
                 st.clock.reply_since = Some(Instant::now());
@@ -439,7 +472,7 @@ impl Live {
         }
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
-        st.at_line_start = text.ends_with('\n');
+        st.at_line_start = ends_a_line(text);
     }
 
     /// Ends the current line if something is on it.
@@ -496,6 +529,25 @@ impl ToolView {
     }
 }
 
+/// Whether `text` leaves the cursor at the start of a line: it ends in a newline, maybe
+/// followed by SGR sequences (`\x1b[…m`, which move nothing).
+fn ends_a_line(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(cut) = rest.strip_suffix('m') {
+        match cut.rfind("\x1b[") {
+            Some(at)
+                if cut[at + 2..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == ';') =>
+            {
+                rest = &cut[..at];
+            }
+            _ => break,
+        }
+    }
+    rest.ends_with('\n')
+}
+
 /// What a call line shows after the tool's name: a `bash` command line as it is, other
 /// arguments as compact JSON; escaped and cut to [`CALL_WIDTH`] characters.
 fn call_summary(name: &str, arguments: &str) -> String {
@@ -521,11 +573,11 @@ fn secs(since: Instant) -> String {
     format!("{:.1}s", since.elapsed().as_secs_f64())
 }
 
-fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
+fn duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
     } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
+        format!("{:.1} s", d.as_secs_f64())
     }
 }
 
@@ -551,6 +603,16 @@ mod tests {
             view.tail.iter().cloned().collect::<Vec<_>>(),
             ["line 27", "line 28", "line 29", "line 30"]
         );
+    }
+
+    #[test]
+    fn styles_after_a_newline_still_end_the_line() {
+        assert!(ends_a_line("x\n"));
+        assert!(ends_a_line("\x1b[2mx\n\x1b[0m"));
+        assert!(ends_a_line("x\n\x1b[1;35m\x1b[0m"));
+        assert!(!ends_a_line("x\x1b[0m"));
+        assert!(!ends_a_line("x\nsum"));
+        assert!(!ends_a_line(""));
     }
 
     #[test]
