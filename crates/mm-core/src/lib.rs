@@ -24,7 +24,7 @@ mod sse;
 pub mod tools;
 mod turn;
 
-pub use agent_file::{AgentFileError, load_agent, parse_agent};
+pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
 pub use args::{Invalid, ParamSpec, ParamType, Params, render_value};
 pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode, base_url};
 pub use events::{Event, EventSink, ToolCallRecord};

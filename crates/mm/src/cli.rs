@@ -74,6 +74,15 @@ pub enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
     },
+    /// Measure how reliably a model calls the agent's tools (docs/eval.md).
+    Eval(crate::eval::EvalArgs),
+    /// The recording wrapper `mm eval` puts in place of each tool's program.
+    #[command(hide = true)]
+    EvalRecord {
+        program: std::ffi::OsString,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,6 +4,7 @@
 
 mod cli;
 mod consent;
+mod eval;
 mod interactive;
 mod print;
 mod render;
@@ -53,6 +54,10 @@ impl Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::EvalRecord { program, args }) = &cli.command {
+        // No runtime, no signals: it records and becomes the program.
+        return ExitCode::from(eval::record(program, args));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -91,18 +96,30 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
 }
 
 async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
+    if let Some(Command::Eval(args)) = &cli.command {
+        // The suite names its agent; no ./mm.md is read.
+        return eval::run(&cli, args, watch).await;
+    }
     let mut env = setup::resolve(&cli)?;
     // MCP servers are started for what offers tools to a model (or shows them), not for
     // `mm check` (it reads the file) or `mm serve` (it serves the declared tools only).
     let clients = match cli.command {
         None | Some(Command::Tools) => env.connect_mcp().await,
-        Some(Command::Check | Command::Serve { .. } | Command::Sessions { .. }) => Vec::new(),
+        Some(
+            Command::Check
+            | Command::Serve { .. }
+            | Command::Sessions { .. }
+            | Command::Eval(_)
+            | Command::EvalRecord { .. },
+        ) => Vec::new(),
     };
     let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
         Some(Command::Sessions { all }) => sessions::list(&env.cwd, all),
         Some(Command::Serve { http }) => serve::run(env, http).await,
+        // Handled above.
+        Some(Command::Eval(_) | Command::EvalRecord { .. }) => Ok(exit::OK),
         None => match &cli.print {
             Some(prompt) => print::run(&cli, env, prompt, watch).await,
             None => interactive::run(&cli, env, watch).await,

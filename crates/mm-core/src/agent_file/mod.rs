@@ -14,6 +14,8 @@ mod extras;
 mod tools;
 mod yaml;
 
+pub use yaml::to_json as yaml_to_json;
+
 #[cfg(test)]
 mod tests;
 

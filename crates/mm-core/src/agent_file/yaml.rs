@@ -195,3 +195,30 @@ impl Node {
         }
     }
 }
+
+/// One YAML document as JSON (mappings keep their order), for files that are not agent files
+/// (an `mm eval` suite). `Err` is `line: message`.
+pub fn to_json(text: &str) -> Result<serde_json::Value, String> {
+    fn json(node: &Node) -> serde_json::Value {
+        match &node.kind {
+            Kind::Null => serde_json::Value::Null,
+            Kind::Bool(b) => (*b).into(),
+            Kind::Int(i) => (*i).into(),
+            Kind::Float(f) => {
+                serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into)
+            }
+            Kind::Str(s) => s.clone().into(),
+            Kind::Seq(items) => items.iter().map(json).collect(),
+            Kind::Map(entries) => entries
+                .iter()
+                .map(|e| (e.key.clone(), json(&e.value)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        }
+    }
+    match parse(text, 1) {
+        Ok(Some(node)) => Ok(json(&node)),
+        Ok(None) => Ok(serde_json::Value::Null),
+        Err(e) => Err(format!("{}: {}", e.line, e.message)),
+    }
+}

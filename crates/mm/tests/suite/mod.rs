@@ -5,6 +5,7 @@ mod allow_rules;
 mod builtins;
 mod calls;
 mod e2e;
+mod eval;
 mod hardening;
 mod hooks;
 mod interactive;
