@@ -207,3 +207,57 @@ fn the_seed_suite_gives_exactly_the_expected_table() {
         "{table}"
     );
 }
+
+#[test]
+fn ctrl_c_keeps_the_runs_that_are_done() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The first run answers; the second waits for ever.
+    let server = ScriptedServer::start(vec![text("no"), Reply::hang()]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mm"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("TMPDIR", dir.path())
+        .arg("eval")
+        .arg(seed())
+        .args([
+            "--runs",
+            "1",
+            "--mode",
+            "declared",
+            "--base-url",
+            &server.base_url(),
+        ])
+        .args(["-m", "scripted", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mm eval");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.request_count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(130));
+    let table = mask_times(&String::from_utf8_lossy(&output.stdout));
+    assert!(
+        table.starts_with("| model | declared |\n|---|---|\n| scripted | 0/1 (T) |\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("(interrupted: only the finished runs are counted)"),
+        "{table}"
+    );
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/results.json")).expect("results.json"),
+    )
+    .expect("json");
+    assert_eq!(results["interrupted"], true);
+    assert_eq!(results["runs"].as_array().map(Vec::len), Some(1));
+}
