@@ -213,7 +213,7 @@ fn ctrl_c_keeps_the_runs_that_are_done() {
     let dir = tempfile::tempdir().expect("tempdir");
     // The first run answers; the second waits for ever.
     let server = ScriptedServer::start(vec![text("no"), Reply::hang()]);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mm"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mm"))
         .current_dir(dir.path())
         .env("HOME", dir.path())
         .env("TMPDIR", dir.path())
