@@ -18,6 +18,23 @@ pub struct Human {
     /// Calls whose output was echoed (the others show their result text instead), each with
     /// the escaper that holds a character split between chunks.
     echoed: Mutex<HashMap<String, escape::Stream>>,
+    /// When each call's progress was last shown.
+    progressed: Mutex<HashMap<String, std::time::Instant>>,
+}
+
+/// The least time between two progress lines of one call.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `… 3/10 waiting` (a server's message is escaped like everything else drawn).
+pub fn progress_line(progress: &mm_core::tools::Progress) -> String {
+    let amount = match progress.total {
+        Some(total) => format!("{}/{}", progress.progress, total),
+        None => format!("{}", progress.progress),
+    };
+    match &progress.message {
+        Some(message) => format!("… {amount} {}", line(message)),
+        None => format!("… {amount}"),
+    }
 }
 
 impl Human {
@@ -25,6 +42,7 @@ impl Human {
         Self {
             show_text,
             echoed: Mutex::new(HashMap::new()),
+            progressed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -92,6 +110,25 @@ impl Human {
                     (false, None) => "not ok".to_string(),
                 };
                 writeln!(err, "└ {how} ({duration_ms} ms)")
+            }
+            Event::ToolProgress { id, progress } => {
+                // At most one line a second per call: a chatty server does not flood stderr.
+                let now = std::time::Instant::now();
+                let due = match self.progressed.lock() {
+                    Ok(mut last) => match last.get(id) {
+                        Some(at) if now.duration_since(*at) < PROGRESS_EVERY => false,
+                        _ => {
+                            last.insert(id.clone(), now);
+                            true
+                        }
+                    },
+                    Err(_) => false,
+                };
+                if due {
+                    writeln!(err, "  {}", progress_line(progress))
+                } else {
+                    Ok(())
+                }
             }
             Event::Warning { message } => writeln!(err, "mm: warning: {}", line(message)),
             _ => Ok(()),
