@@ -350,7 +350,8 @@ fn interactive_mode_runs_one_turn_per_line_and_keeps_the_conversation() {
         .write_stdin("hello\nand then?\n")
         .assert()
         .success();
-    let shown = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    // Interactive mode draws the conversation on stdout.
+    let shown = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(
         shown.contains("first answer") && shown.contains("second answer"),
         "{shown}"
