@@ -176,40 +176,31 @@ impl SessionStore {
         })
     }
 
-    /// The most recently written session of the folder `cwd`.
+    /// The most recently written session of the folder `cwd`. Reads only the headers of the
+    /// newest files until one is of `cwd`, so that `--continue` stays fast with many sessions.
     pub fn latest_in(&self, cwd: &Path) -> Option<String> {
-        self.list()
+        let mut files = self.files();
+        files.sort_by_key(|f| std::cmp::Reverse((f.updated_ms, f.id.clone())));
+        files
             .into_iter()
-            .filter(|s| s.cwd == cwd)
-            .max_by_key(|s| (s.updated_ms, s.created_ms))
-            .map(|s| s.id)
+            .find(|f| read::header_of(&f.path).is_some_and(|h| h.cwd == cwd))
+            .map(|f| f.id)
     }
 
     /// Every session, oldest first. Files that are not sessions are left out.
     pub fn list(&self) -> Vec<SessionInfo> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut sessions: Vec<SessionInfo> = entries
-            .filter_map(|entry| {
-                let entry = entry.ok()?;
-                let name = entry.file_name().into_string().ok()?;
-                let id = name.strip_suffix(".jsonl")?.to_string();
-                let updated_ms = entry
-                    .metadata()
-                    .ok()?
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-                let text = std::fs::read(entry.path()).ok()?;
+        let mut sessions: Vec<SessionInfo> = self
+            .files()
+            .into_iter()
+            .filter_map(|file| {
+                let text = std::fs::read(&file.path).ok()?;
                 let read = read_lines(&text);
                 let header = read.header?;
                 Some(SessionInfo {
-                    id,
+                    id: file.id,
                     cwd: header.cwd,
                     created_ms: header.created_ms,
-                    updated_ms,
+                    updated_ms: file.updated_ms,
                     turns: read.users.len(),
                     title: read
                         .users
@@ -224,6 +215,32 @@ impl SessionStore {
         sessions
     }
 
+    /// The `*.jsonl` files of the folder, unread.
+    fn files(&self) -> Vec<SessionFile> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                let name = entry.file_name().into_string().ok()?;
+                let id = name.strip_suffix(".jsonl")?.to_string();
+                let updated_ms = entry
+                    .metadata()
+                    .ok()?
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                Some(SessionFile {
+                    id,
+                    path: entry.path(),
+                    updated_ms,
+                })
+            })
+            .collect()
+    }
+
     /// The id of the session `id` names: itself, or the one id it is the start of.
     fn find(&self, id: &str) -> Result<String, SessionError> {
         let valid = !id.is_empty()
@@ -236,18 +253,26 @@ impl SessionStore {
         if self.dir.join(format!("{id}.jsonl")).is_file() {
             return Ok(id.to_string());
         }
-        let matching: Vec<String> = self
-            .list()
+        let mut matching: Vec<String> = self
+            .files()
             .into_iter()
-            .map(|s| s.id)
+            .map(|f| f.id)
             .filter(|s| s.starts_with(id))
             .collect();
+        matching.sort();
         match matching.as_slice() {
             [] => Err(SessionError::NotFound(id.to_string())),
             [one] => Ok(one.clone()),
             many => Err(SessionError::Ambiguous(id.to_string(), many.join(", "))),
         }
     }
+}
+
+/// A file of the store, before it is read.
+struct SessionFile {
+    id: String,
+    path: PathBuf,
+    updated_ms: u64,
 }
 
 /// A session opened again, with what reading it found.

@@ -1,7 +1,9 @@
 //! Reading a session file back: its header, the messages of each turn (written whole at the
 //! turn's end), and a turn cut short rebuilt from its events.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -111,6 +113,18 @@ pub(super) struct Header {
     pub(super) cwd: PathBuf,
     #[serde(default)]
     pub(super) created_ms: u64,
+}
+
+/// The header of the session file at `path`, reading its first line only.
+pub(super) fn header_of(path: &Path) -> Option<Header> {
+    let mut line = String::new();
+    BufReader::new(File::open(path).ok()?)
+        .read_line(&mut line)
+        .ok()?;
+    let value: Value = serde_json::from_str(&line).ok()?;
+    (value.get("type")? == "session")
+        .then(|| serde_json::from_value(value).ok())
+        .flatten()
 }
 
 /// What a session file says.
