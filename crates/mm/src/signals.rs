@@ -12,8 +12,11 @@
 //! ended ([`Watch::end_turn`]). [`until_abandoned`] resolves instead — and `main` drops the whole
 //! run, running every guard on the way — when mm must end at once: on a second signal, on a
 //! signal with no turn to cancel (setup, the prompt, reading `-p -`), or when a cancelled turn
-//! has not ended within [`ENDING_GRACE`] (a consent question nobody answers). In interactive
-//! mode SIGINT only cancels the running turn, and is ignored at the prompt (Ctrl-D quits).
+//! has not ended within [`ENDING_GRACE`] (a tool whose output pipe a detached process holds).
+//! A consent question does not hold a turn: the pipeline drops it when the turn is cancelled.
+//! In interactive mode SIGINT only cancels the running turn; at the prompt and in a dialog the
+//! line editor reads Ctrl-C as a key (interactive/input.rs: twice at the prompt quits, as does
+//! Ctrl-D).
 
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -26,7 +29,7 @@ use crate::exit;
 
 /// How long a cancelled turn may take to end once mm is ending. Ending normally takes
 /// milliseconds (the group is killed at once); this bounds a turn stuck where cancellation is
-/// not seen, such as a consent question on the terminal.
+/// not seen, such as a tool's output pipe held open by a process that left its group.
 const ENDING_GRACE: Duration = Duration::from_secs(3);
 
 /// A signal mm handles.
