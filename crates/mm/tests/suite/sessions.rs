@@ -333,3 +333,61 @@ fn interactive_resume_shows_where_the_conversation_was() {
         ])
     );
 }
+
+#[test]
+fn an_interactive_session_killed_mid_turn_is_resumed_with_its_cut_turn() {
+    let case = Case::new(&agent_with_tools(TOOL));
+    case.script("sleepers", SLEEPERS);
+    let data = case.path().join("data");
+    let server = ScriptedServer::start(vec![
+        Reply::text("Hello there."),
+        Reply::tool_call("sleepers", "{}"),
+        Reply::text("Picked up again."),
+    ]);
+    let mut mm = Pty::mm(&case, &server, &data, &[]);
+    mm.say("hi");
+    mm.expect("Hello there.");
+    mm.say("sleep please");
+    let (group, _) = running_group(case.path());
+    // SIGKILL to mm itself (script's child): nothing of mm runs after it.
+    let pids = std::fs::read_dir("/proc")
+        .expect("proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe == assert_cmd::cargo::cargo_bin("mm"))
+                && std::fs::read_to_string(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.contains(&data.display().to_string()))
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    kill(Pid::from_raw(pids[0]), Signal::SIGKILL).expect("kill");
+    let _ = mm.wait();
+    let _ = killpg(
+        Pid::from_raw(i32::try_from(group).expect("pgid")),
+        Signal::SIGKILL,
+    );
+
+    let mut mm = Pty::mm(&case, &server, &data, &["--continue"]);
+    mm.expect("Resumed: 5 earlier message(s); the last turn was cut short");
+    mm.say("go on");
+    mm.expect("Picked up again.");
+    mm.expect("> ");
+    mm.send(CTRL_D);
+    assert_eq!(mm.wait().code(), Some(0));
+    assert_eq!(
+        conversation(&server.requests()[2]),
+        pairs(&[
+            ("system", "You are a test agent."),
+            ("user", "hi"),
+            ("assistant", "Hello there."),
+            ("user", "sleep please"),
+            ("assistant", "sleepers"),
+            (
+                "tool",
+                "The result of this call is unknown: mm was stopped while it ran."
+            ),
+            ("user", "go on"),
+        ])
+    );
+}
