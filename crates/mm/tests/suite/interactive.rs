@@ -52,15 +52,13 @@ fn consent_dialogs_answered_once_always_and_deny_with_a_reason() {
     mm.expect("Allow bash: echo one");
     mm.expect("[a] always bash:echo* (this session)");
     mm.expect("[n] no");
-    mm.send("y");
-    mm.send(ENTER);
+    mm.say("y");
     mm.expect("allowed once");
     mm.expect("│ one");
 
     // Always: this call and the next `echo` run; the next one is not asked about.
     mm.expect("Allow bash: echo two");
-    mm.send("a");
-    mm.send(ENTER);
+    mm.say("a");
     mm.expect("always allowed: bash:echo* (this session)");
     mm.expect("│ two");
     let between = mm.expect("│ three");
@@ -68,9 +66,8 @@ fn consent_dialogs_answered_once_always_and_deny_with_a_reason() {
 
     // Deny, then the reason on its own line.
     mm.expect("Allow bash: touch denied");
-    mm.send("n");
-    mm.send(ENTER);
-    mm.expect("Why not?");
+    mm.say("n");
+    mm.expect("Enter for no reason) ");
     mm.send("not that file");
     mm.send(ENTER);
     mm.expect("denied");
@@ -105,8 +102,7 @@ fn an_always_answer_saved_to_the_project_is_read_at_the_next_start() {
     let mut mm = Pty::mm(&case, &server, data.path(), &[]);
     mm.say("list");
     mm.expect("Allow bash: ls -a");
-    mm.send("s");
-    mm.send(ENTER);
+    mm.say("s");
     mm.expect("always allowed: bash:ls* (saved to .mm/permissions)");
     mm.expect("Listed.");
     mm.expect("> ");
@@ -121,6 +117,8 @@ fn an_always_answer_saved_to_the_project_is_read_at_the_next_start() {
     mm.say("list again");
     let shown = mm.expect("Listed again.");
     assert!(!shown.contains("Allow bash"), "asked: {shown}");
+    // Keys typed before the prompt is up would meet a terminal in its normal mode.
+    mm.expect("> ");
     mm.send(CTRL_D);
     assert_eq!(mm.wait().code(), Some(0));
 }
@@ -213,6 +211,7 @@ fn ctrl_c_while_the_model_replies_returns_to_the_prompt() {
     mm.expect("> ");
     mm.send(CTRL_C);
     mm.expect("Ctrl-C again or Ctrl-D to quit");
+    mm.expect("> ");
     mm.send(CTRL_C);
     assert_eq!(mm.wait().code(), Some(0));
 }
@@ -327,6 +326,7 @@ fn markdown_is_styled_and_model_text_escaped_with_colours() {
     assert!(shown.contains("• \u{1b}[1mone\u{1b}[0m"), "{shown:?}");
     assert!(shown.contains("\u{1b}[36mx\u{1b}[0m"), "{shown:?}");
     assert!(shown.contains("two \\x1b[2J"), "{shown:?}");
+    mm.expect("> ");
     mm.send(CTRL_D);
     assert_eq!(mm.wait().code(), Some(0));
 }
