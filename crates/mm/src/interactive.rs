@@ -198,7 +198,10 @@ fn show_resumed(live: &Live, session: &Session, interrupted: bool) {
                 content,
                 tool_calls,
             } => {
-                let calls: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+                let calls: Vec<String> = tool_calls
+                    .iter()
+                    .map(|c| escape::line(&c.name).into_owned())
+                    .collect();
                 match (
                     content.as_deref().filter(|c| !c.is_empty()),
                     calls.is_empty(),
@@ -208,7 +211,9 @@ fn show_resumed(live: &Live, session: &Session, interrupted: bool) {
                     (None, _) => format!("● {}", calls.join(", ")),
                 }
             }
-            Message::Tool { name, content, .. } => format!("  └ {name}: {}", first_line(content)),
+            Message::Tool { name, content, .. } => {
+                format!("  └ {}: {}", escape::line(name), first_line(content))
+            }
             Message::System(_) => continue,
         };
         text.push_str(&live.dim(&line));

@@ -130,7 +130,7 @@ pub fn list(cwd: &Path, all: bool) -> Result<u8, Failure> {
         let turns = if s.turns == 1 { "turn" } else { "turns" };
         out.push_str(&format!(
             "{}  {:>9}  {:>3} {turns:<5}  {title}",
-            s.id,
+            escape::line(&s.id),
             age(now.saturating_sub(s.updated_ms)),
             s.turns
         ));
