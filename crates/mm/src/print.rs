@@ -34,7 +34,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
     let mut session = sessions::open(cli, &env)?.session;
 
     let format = cli.output_format;
-    let human = Arc::new(Human::new(false));
+    let human = Arc::new(Human::new());
     let events: EventSink = Arc::new(move |event| {
         human.event(event);
         if format == OutputFormat::StreamJson {

@@ -11,10 +11,9 @@ use mm_core::Event;
 
 use super::escape::{self, block, line};
 
-/// Writes events to stderr for a person. `show_text` also prints the model's text as it streams
-/// (interactive mode); print mode keeps stdout for the final answer only.
+/// Writes print mode's events to stderr for a person; stdout keeps the final answer only.
+/// (Interactive mode draws with `live`.)
 pub struct Human {
-    show_text: bool,
     /// Calls whose output was echoed (the others show their result text instead), each with
     /// the escaper that holds a character split between chunks.
     echoed: Mutex<HashMap<String, escape::Stream>>,
@@ -38,9 +37,8 @@ pub fn progress_line(progress: &mm_core::tools::Progress) -> String {
 }
 
 impl Human {
-    pub fn new(show_text: bool) -> Self {
+    pub fn new() -> Self {
         Self {
-            show_text,
             echoed: Mutex::new(HashMap::new()),
             progressed: Mutex::new(HashMap::new()),
         }
@@ -49,16 +47,14 @@ impl Human {
     pub fn event(&self, event: &Event) {
         let mut err = std::io::stderr().lock();
         let _ = match event {
-            Event::TextDelta { text } if self.show_text => write!(err, "{}", block(text)),
-            // Print mode: the narration that comes with tool calls; the answer itself goes to stdout.
-            Event::AssistantMessage { text, is_final } if !self.show_text => {
+            // The narration that comes with tool calls; the answer itself goes to stdout.
+            Event::AssistantMessage { text, is_final } => {
                 if *is_final {
                     Ok(())
                 } else {
                     writeln!(err, "{}", block(text.trim_end()))
                 }
             }
-            Event::AssistantMessage { .. } => writeln!(err),
             Event::Retry {
                 attempt,
                 delay_ms,
