@@ -330,3 +330,35 @@ fn markdown_is_styled_and_model_text_escaped_with_colours() {
     mm.send(CTRL_D);
     assert_eq!(mm.wait().code(), Some(0));
 }
+
+#[test]
+fn a_long_output_is_collapsed_to_its_head_and_tail() {
+    let case = Case::new("---\nyolo: true\n---\nTest agent.\n");
+    let server = ScriptedServer::start(vec![bash("seq 1 40"), Reply::text("Counted.")]);
+    let data = data();
+    let mut mm = Pty::mm(&case, &server, data.path(), &[]);
+    mm.say("count");
+    mm.expect("● bash seq 1 40");
+    // Without the status line's erasing, which may come before any line.
+    let shown = mm.expect("└ ok").replace("\r\x1b[2K", "");
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter_map(|l| l.trim_start_matches(['\r', ' ']).strip_prefix("│ "))
+        .collect();
+    let mut want: Vec<String> = (1..=12).map(|n| n.to_string()).collect();
+    want.push("… 24 more lines …".into());
+    want.extend((37..=40).map(|n| n.to_string()));
+    assert_eq!(lines, want, "{shown}");
+    mm.expect("Counted.");
+    mm.expect("> ");
+    mm.send(CTRL_D);
+    assert_eq!(mm.wait().code(), Some(0));
+    // The model got all of it.
+    let requests = server.requests();
+    assert_eq!(
+        tool_messages(requests.last().expect("request"))[0]
+            .lines()
+            .count(),
+        40
+    );
+}
