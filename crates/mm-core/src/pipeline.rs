@@ -27,7 +27,7 @@ use crate::permissions::{
     ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, always_rule, subject,
 };
 use crate::provider::ToolCall;
-use crate::tools::{Outcome, Registry, Tool, ToolCtx};
+use crate::tools::{Outcome, Progress, Registry, Tool, ToolCtx};
 
 /// From the third identical call in a row on, the result tells the model it is repeating itself
 /// (SPEC §7).
@@ -308,9 +308,17 @@ impl<'a> CallPipeline<'a> {
         args: &Map<String, Value>,
         cancel: &CancellationToken,
     ) -> CallResult {
+        let progress_events = self.events.clone();
+        let progress_id = call.id.clone();
         let ctx = ToolCtx {
             cwd: self.cwd.clone(),
             cancel: cancel.clone(),
+            progress: Some(Arc::new(move |progress: Progress| {
+                progress_events(&Event::ToolProgress {
+                    id: progress_id.clone(),
+                    progress,
+                });
+            })),
         };
         let events = self.events.clone();
         let id = call.id.clone();
