@@ -362,3 +362,24 @@ fn a_long_output_is_collapsed_to_its_head_and_tail() {
         40
     );
 }
+
+#[test]
+fn ctrl_c_in_a_print_mode_dialog_ends_mm_with_130_at_once() {
+    let case = Case::new(ASKING);
+    let server = ScriptedServer::start(vec![bash("touch x"), Reply::text("never")]);
+    let data = data();
+    let mut mm = Pty::mm(&case, &server, data.path(), &["-p", "go"]);
+    mm.expect("Allow bash: touch x");
+    mm.expect("> ");
+    let pressed = Instant::now();
+    mm.send(CTRL_C);
+    assert_eq!(mm.wait().code(), Some(130));
+    // The question was withdrawn: mm did not wait for its 3 s grace, nor for an answer.
+    assert!(
+        pressed.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        pressed.elapsed()
+    );
+    assert!(!case.path().join("x").exists());
+    assert_eq!(server.request_count(), 1);
+}
