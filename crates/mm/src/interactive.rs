@@ -13,7 +13,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mm_core::provider::Message;
+use mm_core::provider::{Message, Provider};
 use mm_core::session::Session;
 use mm_core::{ConsentAnswer, ConsentAsker, ConsentRequest, StopReason};
 use nix::sys::termios::{SetArg, Termios, tcgetattr, tcsetattr};
@@ -47,23 +47,31 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
             live: live.clone(),
         }));
     }
-    let mut provider = env.provider(!cli.no_stream)?;
+    let provider = env.provider(!cli.no_stream)?;
     let opened = sessions::open(cli, &env)?;
-    let mut session = opened.session;
-    banner(&live, &env, &session);
+    let mut chat = Chat {
+        env,
+        provider,
+        session: opened.session,
+        live,
+        terminal,
+        stream: !cli.no_stream,
+    };
+    banner(&chat.live, &chat.env, &chat.session);
     if opened.resumed {
-        show_resumed(&live, &session, opened.interrupted);
+        show_resumed(&chat.live, &chat.session, opened.interrupted);
     }
 
     let mut interrupted_at_prompt = false;
     loop {
-        env.refresh_mcp().await;
+        chat.env.refresh_mcp().await;
         let text = match input.prompt().await {
             Read::Line(text) => text,
             Read::Interrupted if interrupted_at_prompt => break,
             Read::Interrupted => {
                 interrupted_at_prompt = true;
-                live.say(&live.dim("(Ctrl-C again or Ctrl-D to quit)\n"));
+                chat.live
+                    .say(&chat.live.dim("(Ctrl-C again or Ctrl-D to quit)\n"));
                 continue;
             }
             Read::Eof => break,
@@ -73,53 +81,60 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
         if text.trim().is_empty() {
             continue;
         }
-        if let Some(command) = commands::parse(&text) {
-            match command {
-                Command::Exit => break,
-                Command::Clear => {
-                    session = sessions::new_session(&env);
-                    let clear = if terminal { "\x1b[H\x1b[2J" } else { "" };
-                    live.say(&format!(
-                        "{clear}{}\n",
-                        live.dim(&format!("A new conversation{}.", saved_as(&session)))
-                    ));
+        match commands::parse(&text) {
+            Some(Command::Exit) => break,
+            Some(command) => chat.command(command),
+            None => {
+                // `//…` is a message starting with `/`.
+                let text = match text.trim_start().strip_prefix("//") {
+                    Some(rest) => format!("/{rest}"),
+                    None => text,
+                };
+                if let Some(code) = chat.turn(&text, watch).await {
+                    return Ok(code);
                 }
-                Command::Model(None) => live.say(&format!(
-                    "model {} at {}\n",
-                    escape::line(&env.config.model),
-                    escape::line(&env.config.base_url)
-                )),
-                Command::Model(Some(name)) => {
-                    let before = std::mem::replace(&mut env.config.model, name);
-                    match env.provider(!cli.no_stream) {
-                        Ok(p) => {
-                            provider = p;
-                            session.note(
-                                &serde_json::json!({"type": "model", "model": env.config.model}),
-                            );
-                            live.say(&format!("Model: {}\n", escape::line(&env.config.model)));
-                        }
-                        Err(e) => {
-                            env.config.model = before;
-                            live.say(&format!("mm: {}\n", escape::line(&e.message)));
-                        }
-                    }
-                }
-                other => live.say(&commands::show(&other, &env, &session, &live)),
             }
-            continue;
         }
-        let text = match text.trim_start().strip_prefix("//") {
-            Some(rest) => format!("/{rest}"),
-            None => text,
-        };
+    }
+    let session = &chat.session;
+    if session.is_saved() && session.user_turns() > 0 {
+        chat.live.say(&chat.live.dim(&format!(
+            "Session {id} saved; `mm --resume {id}` goes on with it.\n",
+            id = session.id()
+        )));
+    }
+    Ok(exit::OK)
+}
 
+/// What a conversation on the terminal holds between turns.
+struct Chat {
+    env: Env,
+    provider: Provider,
+    session: Session,
+    live: Arc<Live>,
+    terminal: bool,
+    /// `--no-stream` not given.
+    stream: bool,
+}
+
+impl Chat {
+    /// One turn; `Some(code)` when a signal came during it and mm must end.
+    async fn turn(&mut self, text: &str, watch: &Watch) -> Option<u8> {
+        let live = &self.live;
         // A fresh token per turn: Ctrl-C cancels this turn only; SIGTERM and SIGHUP end mm.
-        let opts = env.turn_options(live.sink(), watch.start_turn());
-        live.begin_turn(&env.config.model);
+        let opts = self.env.turn_options(live.sink(), watch.start_turn());
+        live.begin_turn(&self.env.config.model);
         let ticker = live.spawn_ticker();
-        let outcome = session
-            .turn(&provider, &env.registry, &env.instructions(), &text, &opts)
+        let instructions = self.env.instructions();
+        let outcome = self
+            .session
+            .turn(
+                &self.provider,
+                &self.env.registry,
+                &instructions,
+                text,
+                &opts,
+            )
             .await;
         ticker.abort();
         let tokens = outcome.as_ref().ok().map(|r| r.usage.completion_tokens);
@@ -136,22 +151,53 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
         };
         live.end_turn(tokens, note.as_deref());
         if let Some(signal) = watch.end_turn() {
-            return Ok(signal.exit_code());
+            return Some(signal.exit_code());
         }
-        if let Some(e) = session.take_error() {
+        if let Some(e) = self.session.take_error() {
             crate::render::warn(&format!(
                 "the session file {}: {e}",
-                session.path().display()
+                self.session.path().display()
             ));
         }
+        None
     }
-    if session.is_saved() && session.user_turns() > 0 {
-        live.say(&live.dim(&format!(
-            "Session {id} saved; `mm --resume {id}` goes on with it.\n",
-            id = session.id()
-        )));
+
+    /// A `/` command other than `/exit`.
+    fn command(&mut self, command: Command) {
+        let live = &self.live;
+        match command {
+            Command::Clear => {
+                self.session = sessions::new_session(&self.env);
+                let clear = if self.terminal { "\x1b[H\x1b[2J" } else { "" };
+                live.say(&format!(
+                    "{clear}{}\n",
+                    live.dim(&format!("A new conversation{}.", saved_as(&self.session)))
+                ));
+            }
+            Command::Model(None) => live.say(&format!(
+                "model {} at {}\n",
+                escape::line(&self.env.config.model),
+                escape::line(&self.env.config.base_url)
+            )),
+            Command::Model(Some(name)) => {
+                let before = std::mem::replace(&mut self.env.config.model, name);
+                match self.env.provider(self.stream) {
+                    Ok(provider) => {
+                        self.provider = provider;
+                        let model = &self.env.config.model;
+                        self.session
+                            .note(&serde_json::json!({"type": "model", "model": model}));
+                        live.say(&format!("Model: {}\n", escape::line(model)));
+                    }
+                    Err(e) => {
+                        self.env.config.model = before;
+                        live.say(&format!("mm: {}\n", escape::line(&e.message)));
+                    }
+                }
+            }
+            other => live.say(&commands::show(&other, &self.env, &self.session, live)),
+        }
     }
-    Ok(exit::OK)
 }
 
 fn banner(live: &Live, env: &Env, session: &Session) {
