@@ -26,6 +26,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -117,13 +118,23 @@ impl SessionStore {
             path: self.dir.clone(),
             error,
         };
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        // Conversations can hold anything the user or a tool wrote: the user's eyes only.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(io)?;
         let created_ms = now_ms();
         let mut attempt = 0u32;
         let (id, path, file) = loop {
             let id = new_id(created_ms, attempt);
             let path = self.dir.join(format!("{id}.jsonl"));
-            match OpenOptions::new().append(true).create_new(true).open(&path) {
+            let opened = OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path);
+            match opened {
                 Ok(file) => break (id, path, file),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
                     attempt += 1;

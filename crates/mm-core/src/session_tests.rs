@@ -69,6 +69,15 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
     assert_eq!(result.result, "It said hi.");
     assert_eq!(session.messages().len(), 4, "{:?}", session.messages());
 
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    };
+    assert_eq!(mode(session.path()), 0o600);
+    assert_eq!(mode(store.dir()), 0o700);
+
     let types: Vec<String> = lines(&session)
         .iter()
         .map(|l| l["type"].as_str().unwrap_or_default().to_string())
