@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use mm_core::provider::{Message, Provider};
 use mm_core::session::Session;
 use mm_core::{ConsentAnswer, ConsentAsker, ConsentRequest, StopReason};
-use nix::sys::termios::{SetArg, Termios, tcgetattr, tcsetattr};
+use nix::sys::termios::{LocalFlags, SetArg, Termios, tcgetattr, tcsetattr};
 
 use self::commands::Command;
 use self::input::{Input, Read};
@@ -121,6 +121,8 @@ impl Chat {
     /// One turn; `Some(code)` when a signal came during it and mm must end.
     async fn turn(&mut self, text: &str, watch: &Watch) -> Option<u8> {
         let live = &self.live;
+        // Keys typed while the turn runs are kept for the prompt, not echoed into the output.
+        let _quiet = self.terminal.then(TerminalMode::without_echo);
         // A fresh token per turn: Ctrl-C cancels this turn only; SIGTERM and SIGHUP end mm.
         let opts = self.env.turn_options(live.sink(), watch.start_turn());
         live.begin_turn(&self.env.config.model);
@@ -350,6 +352,18 @@ struct TerminalMode(Option<Termios>);
 impl TerminalMode {
     fn save() -> Self {
         Self(tcgetattr(std::io::stdin()).ok())
+    }
+
+    /// Turns the terminal's echo off until the returned mode is dropped. Line editing and
+    /// signals stay: Ctrl-C is still a SIGINT.
+    fn without_echo() -> Self {
+        let saved = Self::save();
+        if let Some(mode) = &saved.0 {
+            let mut quiet = mode.clone();
+            quiet.local_flags.remove(LocalFlags::ECHO);
+            let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, &quiet);
+        }
+        saved
     }
 }
 
