@@ -137,12 +137,10 @@ fn the_consent_dialog_of_a_declared_tool_shows_the_command_line_that_will_run() 
 
 #[test]
 fn keys_nothing_implements_yet_are_agent_file_errors() {
-    let cases = [
-        (
-            "---\nbuiltins: [bash, todo]\n---\n",
-            "mm: mm.md:2: builtins[1]: the built-in `todo` is not supported yet in this version of mm; remove the key; built-ins available now: bash, read_file, write_file, edit_file, list_files, grep, read_skill\n",
-        ),
-    ];
+    let cases = [(
+        "---\nbuiltins: [bash, todo]\n---\n",
+        "mm: mm.md:2: builtins[1]: the built-in `todo` is not supported yet in this version of mm; remove the key; built-ins available now: bash, read_file, write_file, edit_file, list_files, grep, read_skill\n",
+    )];
     for (agent, message) in cases {
         let case = Case::new(agent);
         let out = case.mm_offline().arg("check").output().expect("mm");
