@@ -68,10 +68,13 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
             match format {
                 OutputFormat::Text => {}
                 OutputFormat::Json | OutputFormat::StreamJson => {
-                    let line = serde_json::json!({
+                    let mut line = serde_json::json!({
                         "type": "result", "result": "", "stop_reason": "error", "error": message,
                         "duration_ms": duration_ms,
                     });
+                    if let (true, Some(map)) = (session.is_saved(), line.as_object_mut()) {
+                        map.insert("session_id".into(), session.id().into());
+                    }
                     write_stdout(&format!("{line}\n"))?;
                 }
             }
