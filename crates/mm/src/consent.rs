@@ -99,6 +99,15 @@ pub fn parse_answer(answer: &str, request: &ConsentRequest) -> Option<ConsentAns
     }
 }
 
+/// What to say to an answer that is none of the choices.
+pub fn again(request: &ConsentRequest) -> &'static str {
+    if request.always.is_some() {
+        "  Answer y, a, s or n."
+    } else {
+        "  Answer y or n."
+    }
+}
+
 /// The prompt of the reason line after a bare `n`.
 pub const REASON_PROMPT: &str = "  Why not? (sent to the model; Enter for no reason) ";
 
@@ -147,7 +156,7 @@ fn ask_on_lines(request: &ConsentRequest) -> Option<ConsentAnswer> {
                 return Some(ConsentAnswer::Deny { reason });
             }
             Some(answer) => return Some(answer),
-            None => say("  Answer y, a, s or n.\n"),
+            None => say(&format!("{}\n", again(request))),
         }
     }
 }

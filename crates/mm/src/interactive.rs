@@ -324,7 +324,7 @@ impl ConsentAsker for Dialog {
                     };
                 }
                 Some(answer) => break answer,
-                None => self.live.say("  Answer y, a, s or n.\n"),
+                None => self.live.say(&format!("{}\n", consent::again(request))),
             }
         };
         let said = match &answer {
