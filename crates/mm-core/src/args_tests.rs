@@ -316,8 +316,15 @@ fn from_json_schema_reads_the_top_level() {
             ("limit", ParamType::Integer, false),
             ("state", ParamType::String, false),
             ("labels", ParamType::Array, false),
-            ("filter", ParamType::Any, false),
+            // Read through its `$ref`.
+            ("filter", ParamType::Object, false),
         ]
+    );
+    // The model sees the nested object simplified: types and properties, no `$defs`,
+    // `additionalProperties` or `$ref`.
+    assert_eq!(
+        params.model_schema()["properties"]["filter"],
+        json!({"type": "object", "properties": {"author": {"type": "string"}}, "description": "Optional."})
     );
     assert_eq!(params.params[1].default, Some(json!(10)));
     assert_eq!(

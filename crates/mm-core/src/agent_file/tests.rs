@@ -160,7 +160,7 @@ errors! {
     builtin_not_yet: "builtins: [bash, web_fetch]\n" =>
         "ops.md:2: builtins[1]: the built-in `web_fetch` is not supported yet in this version of mm; remove the key; built-ins available now: bash, read_file, write_file, edit_file, list_files, grep, read_skill";
     shape_errors_come_first: "builtins: [todo]\nlimits: {loop: 0}\n" =>
-        "ops.md:4: limits.loop: must be at least 1, found 0";
+        "ops.md:3: limits.loop: must be at least 1, found 0";
     skills_not_list: "skills: 3\n" =>
         "ops.md:2: skills: expected a list, found 3";
 }
