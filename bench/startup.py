@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 CALLS = 10
+SCRATCH = tempfile.mkdtemp(prefix="mm-bench-")
 
 
 class Stub:
@@ -98,6 +99,8 @@ def serve(stub):
 def run(binary, agent, url, stub, calls, wrap=()):
     stub.reset(calls)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MM_")}
+    # Sessions (and MCP logs) go to a scratch folder, not the user's.
+    env["XDG_DATA_HOME"] = env["XDG_STATE_HOME"] = SCRATCH
     argv = [*wrap, binary, "--agent", agent.name, "--base-url", url, "--yolo", "-p", "go"]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=agent.parent, env=env,
