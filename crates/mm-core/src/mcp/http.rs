@@ -78,6 +78,14 @@ impl HttpTransport {
     }
 }
 
+impl Drop for HttpTransport {
+    /// A connection given up without [`Transport::close`] (a start-up timeout) stops its
+    /// streams too.
+    fn drop(&mut self) {
+        self.inner.stop.cancel();
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
