@@ -37,7 +37,7 @@ pub struct Cli {
     pub cd: Option<PathBuf>,
 
     /// The most model replies in one turn (overrides `limits.max_turns`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
     /// Ask the server for whole replies instead of streamed ones.

@@ -103,6 +103,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
         args.jobs
     );
 
+    let max_turns = cli.max_turns;
     let cancel = watch.start_turn();
     let progress = Arc::new(Progress::new(total));
     let jobs = Arc::new(Semaphore::new(args.jobs as usize));
@@ -123,7 +124,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
                 () = cancel.cancelled() => return None,
             };
             let record = tokio::select! {
-                record = execute(&planned, &suite, &workspace, &mm) => record,
+                record = execute(&planned, &suite, &workspace, &mm, max_turns) => record,
                 () = cancel.cancelled() => return None,
             };
             progress.done(&record);
@@ -198,7 +199,13 @@ fn plan(suite: &Suite, models: &[Model]) -> Vec<Planned> {
 }
 
 /// One fresh `mm -p` (and, in MCP mode, its own `mm serve`).
-async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, mm: &Path) -> RunRecord {
+async fn execute(
+    p: &Planned,
+    suite: &Suite,
+    ws: &Workspace,
+    mm: &Path,
+    max_turns: Option<u32>,
+) -> RunRecord {
     let case = &suite.cases[p.case];
     let log = ws
         .dir
@@ -247,6 +254,9 @@ async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, mm: &Path) -> RunRe
     }
     if let Some(model) = &p.model_id {
         command.args(["-m", model]);
+    }
+    if let Some(turns) = max_turns {
+        command.args(["--max-turns", &turns.to_string()]);
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![ws.bin.clone()];
