@@ -14,7 +14,7 @@ use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
 use crate::pipeline::{CallPipeline, CallState, Consent};
 use crate::provider::{
-    ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
+    ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage, starts_with_call,
 };
 use crate::tools::Registry;
 
@@ -153,6 +153,21 @@ pub async fn run_turn(
                     opts.limits.max_tokens
                 ),
             });
+        }
+        // A reply that starts with a call written as text but is not all calls (`starts_with_call`)
+        // is not taken as the answer: it is dropped, and the model asked for an answer instead
+        // (once: a second such reply is the answer).
+        if reply.tool_calls.is_empty()
+            && !answer_only
+            && result.turns < opts.limits.max_turns
+            && starts_with_call(&reply.content, &specs)
+        {
+            (opts.events)(&Event::Warning {
+                message: "the model wrote a tool call mm cannot read; asking it for an answer"
+                    .into(),
+            });
+            answer_only = true;
+            continue;
         }
         if !reply.content.is_empty() {
             (opts.events)(&Event::AssistantMessage {

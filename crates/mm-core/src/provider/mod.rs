@@ -23,6 +23,7 @@ use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
 
 pub use client::Provider;
+pub(crate) use text_calls::starts_with_call;
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]

@@ -153,6 +153,16 @@ fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     calls_of(&value, known)
 }
 
+/// Whether a reply that [`extract`] left as text starts with a complete call of a known tool in
+/// the bare JSON form, followed by something that is not one (measured with
+/// Qwen2.5-Coder-0.5B-Instruct after a tool result: its call again, then a half-written call of a
+/// tool that does not exist). Such a reply is neither a call mm can run nor an answer.
+pub(crate) fn starts_with_call(content: &str, tools: &[ToolSpec]) -> bool {
+    let body = strip_fence(content.trim());
+    body.starts_with('{')
+        && json_prefix(body).is_some_and(|(value, _)| calls_of(&value, &Known(tools)).is_some())
+}
+
 /// The body of a Markdown code fence (```json … ```), or the text as it is.
 fn strip_fence(text: &str) -> &str {
     let Some(after) = text.strip_prefix("```") else {

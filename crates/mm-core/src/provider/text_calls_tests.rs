@@ -183,3 +183,21 @@ fn gate_holds_fenced_json_but_not_other_code() {
         "```json\n{\"a\": 1}\n```"
     );
 }
+
+#[test]
+fn a_reply_that_starts_with_a_call_but_goes_on_is_told_apart() {
+    let tools = tools();
+    let broken = "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"error rate\", \"arguments\": {\"value\": \"0.02%\"}";
+    // Not a call mm can run (the second object is not one)…
+    assert!(extract(broken, &tools).1.is_empty());
+    // …but it starts with one.
+    assert!(starts_with_call(broken, &tools));
+    for text in [
+        "The service is running.",
+        "{\"name\": \"weather\", \"arguments\": {}} and more",
+        "{\"version\": \"1.2\"}",
+        "Call it like {\"name\": \"bash\", \"arguments\": {}} next time.",
+    ] {
+        assert!(!starts_with_call(text, &tools), "{text}");
+    }
+}

@@ -320,6 +320,40 @@ fn native_mode_asks_for_an_answer_once_a_call_is_repeated() {
 }
 
 #[test]
+fn a_reply_that_starts_with_a_call_it_cannot_finish_is_not_the_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let broken = "{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}\n{\"name\": \"error rate\", \"arguments\": {";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text(broken),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("cannot read"), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The broken reply is dropped; the model is asked for an answer, without tools.
+    let messages = requests[2]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(
+        roles[roles.len() - 3..],
+        ["assistant", "tool", "user"],
+        "{roles:?}"
+    );
+    assert!(requests[2]["tools"].as_array().is_none_or(Vec::is_empty));
+    assert_eq!(case.calls().len(), 1);
+}
+
+#[test]
 fn dash_c_runs_as_if_started_in_the_folder() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let server = ScriptedServer::start(vec![
