@@ -318,8 +318,8 @@ fn failed(mut record: RunRecord, error: String) -> RunRecord {
     record
 }
 
-/// The expected program ran with exactly the expected argv (the program by file name), or,
-/// for `no_call`, nothing ran.
+/// The expected program ran with exactly one of the expected argv lists (the program by file
+/// name), or, for `no_call`, nothing ran.
 fn succeeded(expect: &Expect, recorded: &[Value]) -> bool {
     match expect {
         Expect::NoCall => recorded.is_empty(),
@@ -330,8 +330,10 @@ fn succeeded(expect: &Expect, recorded: &[Value]) -> bool {
                 .unwrap_or_default();
             r["program"].as_str() == Some(name.as_str())
                 && r["argv"].as_array().is_some_and(|got| {
-                    got.len() == argv.len()
-                        && got.iter().zip(argv).all(|(g, w)| g.as_str() == Some(w))
+                    argv.iter().any(|want| {
+                        got.len() == want.len()
+                            && got.iter().zip(want).all(|(g, w)| g.as_str() == Some(w))
+                    })
                 })
         }),
     }
@@ -487,8 +489,17 @@ mod tests {
     fn success_needs_exactly_the_expected_argv() {
         let expect = Expect::Call {
             program: "./scripts/release.sh".into(),
-            argv: vec!["1.4.2".into(), "--channel=beta".into()],
+            argv: vec![
+                vec!["1.4.2".into(), "--channel=beta".into()],
+                vec![
+                    "1.4.2".into(),
+                    "--channel=beta".into(),
+                    "--dry-run=false".into(),
+                ],
+            ],
         };
+        let explicit = json!({"program": "release.sh", "argv": ["1.4.2", "--channel=beta", "--dry-run=false"]});
+        assert!(succeeded(&expect, &[explicit]));
         let right = json!({"program": "release.sh", "argv": ["1.4.2", "--channel=beta"]});
         let extra = json!({"program": "release.sh", "argv": ["1.4.2", "--channel=beta", "x"]});
         let other = json!({"program": "status.sh", "argv": ["1.4.2", "--channel=beta"]});

@@ -63,11 +63,16 @@ impl Model {
     }
 }
 
-/// What a case expects: one program run with exactly these arguments, or no program at all.
+/// What a case expects: a program run with exactly one of the argv lists given, or no program
+/// at all.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Expect {
-    Call { program: String, argv: Vec<String> },
+    Call {
+        program: String,
+        /// Each acceptable argv (`argv:` is one, `argv_any:` several).
+        argv: Vec<Vec<String>>,
+    },
     NoCall,
 }
 
@@ -78,7 +83,9 @@ impl<'de> Deserialize<'de> for Expect {
         struct Call {
             program: String,
             #[serde(default)]
-            argv: Vec<String>,
+            argv: Option<Vec<String>>,
+            #[serde(default)]
+            argv_any: Vec<Vec<String>>,
         }
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -91,10 +98,19 @@ impl<'de> Deserialize<'de> for Expect {
             Raw::Word(w) => Err(serde::de::Error::custom(format!(
                 "`{w}`: expect `no_call` or {{program, argv}}"
             ))),
-            Raw::Call(c) => Ok(Expect::Call {
-                program: c.program,
-                argv: c.argv,
-            }),
+            Raw::Call(c) => {
+                let mut argv = c.argv_any;
+                if let Some(one) = c.argv {
+                    argv.insert(0, one);
+                }
+                if argv.is_empty() {
+                    argv.push(Vec::new());
+                }
+                Ok(Expect::Call {
+                    program: c.program,
+                    argv,
+                })
+            }
         }
     }
 }
