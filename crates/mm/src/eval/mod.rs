@@ -109,9 +109,15 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
     let jobs = Arc::new(Semaphore::new(args.jobs as usize));
     let suite = Arc::new(suite);
     let mut tasks = tokio::task::JoinSet::new();
+    let mut done: Vec<(usize, RunRecord)> = Vec::new();
     for planned in plan {
-        let (jobs, workspace, suite, mm, cancel, progress) = (
-            jobs.clone(),
+        // Taken here, in plan order: with `-j 1` the runs go one after the other as listed.
+        let permit = tokio::select! {
+            permit = jobs.clone().acquire_owned() => permit,
+            () = cancel.cancelled() => break,
+        };
+        let Ok(permit) = permit else { break };
+        let (workspace, suite, mm, cancel, progress) = (
             workspace.clone(),
             suite.clone(),
             mm.clone(),
@@ -119,10 +125,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
             progress.clone(),
         );
         tasks.spawn(async move {
-            let _permit = tokio::select! {
-                permit = jobs.acquire_owned() => permit.ok()?,
-                () = cancel.cancelled() => return None,
-            };
+            let _permit = permit;
             let record = tokio::select! {
                 record = execute(&planned, &suite, &workspace, &mm, max_turns) => record,
                 () = cancel.cancelled() => return None,
@@ -130,8 +133,13 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
             progress.done(&record);
             Some((planned.index, record))
         });
+        // Collect what finished meanwhile, so that the set does not grow with the plan.
+        while let Some(joined) = tasks.try_join_next() {
+            if let Ok(Some(run)) = joined {
+                done.push(run);
+            }
+        }
     }
-    let mut done: Vec<(usize, RunRecord)> = Vec::new();
     while let Some(joined) = tasks.join_next().await {
         if let Ok(Some(run)) = joined {
             done.push(run);
