@@ -23,12 +23,12 @@ use tokio_util::sync::CancellationToken;
 use super::assemble::{Assembler, CallIds};
 use super::constrained::{self, AnswerStream, Reply};
 use super::errors::{error_text, one_line, overflow_detail, root_cause};
-use crate::sse::{SseEvent, SseParser};
 use super::text_calls::{self, TextGate};
 use super::think::{self, ThinkSplitter};
 use super::wire::{Choice, ChoiceMessage, Completion, Props};
 use super::{ChatRequest, ChatResponse, Message, Provider, ProviderConfig, StreamDelta, ToolCall};
 use crate::config::ToolCallMode;
+use crate::sse::{SseEvent, SseParser};
 use crate::tools::ToolSpec;
 
 /// Mutants per parser (on top of every prefix of every corpus entry).
