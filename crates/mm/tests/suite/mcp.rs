@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use super::{Case, last_tool_message, tool_messages};
 
-/// The recorder binary, built once per test run (`cargo test --workspace` has built it already;
-/// `cargo test -p mm` has not).
+/// The recorder binary: built by `cargo test --workspace` already, else (`cargo test -p mm`)
+/// built here once.
 pub(super) fn recorder() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
@@ -25,6 +25,12 @@ pub(super) fn recorder() -> &'static Path {
         // target/debug/deps/suite-… → target/debug
         let profile = exe.parent().and_then(Path::parent).expect("target dir");
         let target = profile.parent().expect("target root");
+        let built = profile.join("examples/mcp_recorder");
+        if built.is_file() {
+            // `cargo test --workspace` builds every example; building it again here with one
+            // package's features would rebuild half the dependencies.
+            return built;
+        }
         let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
             .args([
                 "build",
