@@ -58,6 +58,7 @@ class Agent:
         self.key, self.label, self.api, self.version = key, label, api, version
         self._setup = setup
         self.argv = self.env = self.cwd = None
+        self.error = ""  # why it could not be set up
 
     def prepare(self, home, url):
         if home.exists():
@@ -238,7 +239,7 @@ def measure(chosen, stub, runs, calls, loads):
 
     The runs go round robin (run i of every agent, then run i + 1), so that on a shared machine
     every agent meets the same load; `loads` gets the 1-minute load average of every round."""
-    rows = {a.key: {"agent": a, "note": "", "plain": [], "tools": []} for a in chosen}
+    rows = {a.key: {"agent": a, "note": a.error, "plain": [], "tools": []} for a in chosen}
 
     def each(phase, calls, rounds):
         for i in range(rounds):
@@ -299,13 +300,13 @@ def post(url, body):
 
 
 def server_ms(log, offset):
-    """Sum of llama-server's own `total time` of the requests it logged past `offset`."""
-    if log is None:
-        return None
+    """llama-server's own `total time` of the requests it logged past `offset`: (sum in ms,
+    how many requests)."""
     with open(log, "rb") as f:
         f.seek(offset)
         text = f.read().decode("utf-8", "replace")
-    return sum(float(m) for m in re.findall(r"total time =\s*([\d.]+) ms", text))
+    times = [float(m) for m in re.findall(r"total time =\s*([\d.]+) ms", text)]
+    return sum(times), len(times)
 
 
 def end_to_end(mm, url, runs, stub, stub_url, home, server_log):
@@ -329,24 +330,28 @@ def end_to_end(mm, url, runs, stub, stub_url, home, server_log):
     for _ in range(runs):
         directs.append(post(f"{url}/chat/completions", body))
         log.unlink(missing_ok=True)
+        time.sleep(0.5)  # the server logs a request's timings just after its last byte
         offset = os.path.getsize(server_log) if server_log else 0
         started = time.perf_counter()
         proc = subprocess.run([*argv, "--base-url", url], cwd=ops, env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=600)
-        times.append(time.perf_counter() - started)
-        time.sleep(0.2)  # the server logs its timings just after the last reply
-        served.append(server_ms(server_log, offset))
+        elapsed = time.perf_counter() - started
+        times.append(elapsed)
         try:
             result = json.loads(proc.stdout)
         except ValueError:
             result = {"result": proc.stdout}
         result["code"] = proc.returncode
+        if server_log:
+            time.sleep(0.5)
+            ms, count = server_ms(server_log, offset)
+            if count == result.get("turns"):  # else the log and mm disagree: leave it out
+                served.append((ms / 1000, elapsed - ms / 1000))
     calls = " / ".join(log.read_text().splitlines()) if log.exists() else "nothing"
-    own = [t - s / 1000 for t, s in zip(times, served)] if server_log else None
     return {"direct": statistics.median(directs), "e2e": statistics.median(times),
-            "served": statistics.median(served) / 1000 if server_log else None,
-            "own": statistics.median(own) if own else None,
+            "served": statistics.median(s for s, _ in served) if served else None,
+            "own": statistics.median(o for _, o in served) if served else None,
             "answer": " ".join(str(result.get("result", "")).split()), "code": result["code"],
             "turns": result.get("turns", "?"), "size": len(body), "calls": calls}
 
@@ -397,8 +402,12 @@ def main():
     url = f"http://127.0.0.1:{server.server_address[1]}"
     load_before = load()
     for agent in chosen:
-        agent.prepare(opts.peers / "home" / agent.key, url)
-        print(f"[bench] {agent.label} {agent.version}", file=sys.stderr, flush=True)
+        try:
+            agent.prepare(opts.peers / "home" / agent.key, url)
+        except OSError as e:
+            agent.error = f"could not be set up: {e}"
+        print(f"[bench] {agent.label} {agent.version} {agent.error}", file=sys.stderr,
+              flush=True)
     loads = []
     rows = measure(chosen, stub, opts.runs, opts.calls, loads)
     e2e = None
@@ -457,7 +466,7 @@ def main():
             served = "–" if e2e["served"] is None else f"{e2e['served']:.2f} s"
             own = "–" if e2e["own"] is None else f"{e2e['own'] * 1000:.0f} ms"
             print("| agent | one direct request | end to end | ratio | model requests "
-                  "| server's own time | the rest (mm, HTTP) | exit | what ran (last run) "
+                  "| server's own time | the rest (mm, tools, HTTP) | exit | what ran (last run) "
                   "| answer (last run) |")
             print("|---|---|---|---|---|---|---|---|---|---|")
             answer = e2e["answer"][:120] + ("…" if len(e2e["answer"]) > 120 else "")
