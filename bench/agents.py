@@ -139,8 +139,10 @@ enabled = false
         return [str(native), *argv[1:]], env, cwd
 
     def claude(home, work, url):
+        # The platform package's binary: `npm install --ignore-scripts` leaves the launcher
+        # (bin/claude.exe) a placeholder that its postinstall would overwrite with this file.
         # IS_SANDBOX=1: as root, --dangerously-skip-permissions is refused outside a sandbox.
-        return ([str(bin_dir / "claude"), "-p", PROMPT, "--dangerously-skip-permissions"],
+        return ([str(peers / "node_modules/@anthropic-ai/claude-code-linux-x64/claude"), "-p", PROMPT, "--dangerously-skip-permissions"],
                 {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "dummy", "IS_SANDBOX": "1",
                  "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                  "DISABLE_ERROR_REPORTING": "1",
@@ -170,7 +172,8 @@ enabled = false
             "model": "stub/stub", "small_model": "stub/stub",
             "permission": {"bash": "allow", "edit": "allow"},
             "autoupdate": False, "share": "disabled"}))
-        return ([str(bin_dir / "opencode"), "run", PROMPT],
+        # The platform package's binary, as for Claude Code (the launcher is a placeholder).
+        return ([str(peers / "node_modules/opencode-linux-x64/bin/opencode"), "run", PROMPT],
                 {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
                  "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
                  "STUB_API_KEY": "dummy"}, work)
@@ -196,9 +199,12 @@ def run(agent, stub, calls, wrap=()):
     stub.reset(calls)
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        proc = subprocess.Popen([*wrap, *agent.argv], cwd=agent.cwd, env=agent.env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        try:
+            proc = subprocess.Popen([*wrap, *agent.argv], cwd=agent.cwd, env=agent.env,
+                                    stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as e:
+            raise Failed(f"could not be started: {e}") from e
         try:
             code = proc.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
