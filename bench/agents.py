@@ -96,6 +96,15 @@ def agents(mm, peers, rev):
     mm_version = mm_version[-1] if mm_version else "?"
     mm_version = f"{mm_version} ({rev})" if rev else mm_version
 
+    def platform_binary(pattern):
+        """The binary of a platform package (a glob under node_modules): what a launcher runs.
+        Claude Code's and opencode's launchers are placeholders that their install scripts
+        overwrite, and `npm install --ignore-scripts` leaves them so; Codex's is a Node script."""
+        found = next(iter(sorted((peers / "node_modules").glob(pattern))), None)
+        if found is None:
+            raise FileNotFoundError(f"no {pattern} under {peers / 'node_modules'}")
+        return str(found)
+
     def mm_ops(home, work, url):
         ops = work / "ops"
         shutil.copytree(ROOT / "examples/ops", ops)
@@ -132,17 +141,12 @@ enabled = false
         argv, env, cwd = codex(home, work, url)
         # The platform package's binary, which the launcher (a Node script) spawns; what a
         # user who installed Codex without npm runs.
-        native = next((peers / "node_modules/@openai/codex-linux-x64/vendor").glob("*/bin/codex"),
-                      None)
-        if native is None:
-            raise FileNotFoundError("no native codex binary in @openai/codex-linux-x64")
-        return [str(native), *argv[1:]], env, cwd
+        return [platform_binary("@openai/codex-linux-x64/vendor/*/bin/codex"), *argv[1:]], env, cwd
 
     def claude(home, work, url):
-        # The platform package's binary: `npm install --ignore-scripts` leaves the launcher
-        # (bin/claude.exe) a placeholder that its postinstall would overwrite with this file.
         # IS_SANDBOX=1: as root, --dangerously-skip-permissions is refused outside a sandbox.
-        return ([str(peers / "node_modules/@anthropic-ai/claude-code-linux-x64/claude"), "-p", PROMPT, "--dangerously-skip-permissions"],
+        return ([platform_binary("@anthropic-ai/claude-code-linux-x64/claude"), "-p", PROMPT,
+                 "--dangerously-skip-permissions"],
                 {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "dummy", "IS_SANDBOX": "1",
                  "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                  "DISABLE_ERROR_REPORTING": "1",
@@ -172,8 +176,7 @@ enabled = false
             "model": "stub/stub", "small_model": "stub/stub",
             "permission": {"bash": "allow", "edit": "allow"},
             "autoupdate": False, "share": "disabled"}))
-        # The platform package's binary, as for Claude Code (the launcher is a placeholder).
-        return ([str(peers / "node_modules/opencode-linux-x64/bin/opencode"), "run", PROMPT],
+        return ([platform_binary("opencode-linux-x64/bin/opencode"), "run", PROMPT],
                 {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
                  "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
                  "STUB_API_KEY": "dummy"}, work)
