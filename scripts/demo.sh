@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 question="${1:-What is the status of the billing service?}"
 
-scripts/setup.sh model
+scripts/setup.sh demo
 echo "== build mm"
 cargo build --release -p mm --locked
 echo "== start llama-server (Qwen2.5-Coder-0.5B-Instruct, its own chat template: native tool calls)"

