@@ -11,6 +11,7 @@ mod config;
 mod events;
 mod front_matter;
 mod hooks;
+pub mod junk;
 mod loop_guard;
 pub mod mcp;
 mod output;

@@ -57,6 +57,9 @@ pub struct CallResult {
     pub exit_code: Option<i32>,
     /// The user interrupted the call.
     pub cancelled: bool,
+    /// The tool was run (its arguments were valid, consent and hooks let it go); false when mm
+    /// answered the call itself.
+    pub ran: bool,
     /// How many times in a row this exact call has now been made.
     pub repeats: u32,
     /// Set when the loop detector stopped the turn at this call (it was not run): why.
@@ -177,6 +180,14 @@ impl<'a> CallPipeline<'a> {
                 .iter()
                 .map(|t| t.spec().name.clone())
                 .collect();
+            if let Some(skill) = self.registry.skill_named(&call.name) {
+                return Err(format!(
+                    "{skill:?} is a skill, not a tool: read it with read_skill \
+                     ({{\"name\": {skill:?}}}) and then do what it says with the tools. \
+                     The tools are: {}.",
+                    names.join(", ")
+                ));
+            }
             return Err(format!(
                 "There is no tool named {:?}. The tools are: {}.",
                 call.name,
@@ -338,6 +349,7 @@ impl<'a> CallPipeline<'a> {
             ok: outcome == Outcome::Success,
             exit_code: outcome.exit_code(),
             cancelled: outcome == Outcome::Cancelled,
+            ran: true,
             full_output: captured.full_output,
             ..CallResult::default()
         }

@@ -105,7 +105,8 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
     assert!(resumed.warnings.is_empty(), "{:?}", resumed.warnings);
     assert_eq!(resumed.session.messages(), session.messages());
 
-    // Going on appends to the same file; the next request carries the whole conversation.
+    // Going on appends to the same file; the next request carries the conversation as a
+    // dialogue: the earlier turn's question and answer, not its call and result (turn.rs).
     let mut again = resumed.session;
     again
         .turn(
@@ -124,8 +125,11 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
         .unwrap_or_default();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "tool", "assistant", "user"]
+        ["system", "user", "assistant", "user"]
     );
+    assert_eq!(last["messages"][2]["content"], "It said hi.");
+    // The session itself still holds everything.
+    assert_eq!(again.messages().len(), 6);
     let kinds: Vec<Value> = lines(&again).iter().map(|l| l["type"].clone()).collect();
     assert!(kinds.contains(&json!("resumed")));
     assert_eq!(store.list().len(), 1);

@@ -2,30 +2,50 @@
 //! ([`crate::pipeline`]), send the results back, until the model answers without a call,
 //! `max_turns` replies have been asked for, the loop detector stops it, or the user cancels.
 //! It knows nothing of validation, consent, hooks, truncation or echo.
+//!
+//! What small models need from it (measured: docs/eval-results.md, docs/models.md):
+//!
+//! - **An answer step.** After calls written as text (a model that does not use its template's
+//!   tool-call format: Qwen2.5-Coder 0.5B and 1.5B, every constrained-mode model) have all
+//!   succeeded, the next request asks for the answer: the same conversation (so the server's
+//!   prompt cache still holds it) closed by a short request for an answer in words, with no call
+//!   allowed ([`ChatRequest::answer_only`]). Asked with the tools still callable, these models
+//!   wrote the same call again (0 answers of 9 for the 0.5B); asked this way, they answered from
+//!   the output (8 of 9). `read_skill` is exempt: a skill says what to call next.
+//! - **A repeat is not run again.** A call that repeats one the previous round ran successfully
+//!   (same tool, same valid arguments, whatever unknown parameters it adds) is not run and not
+//!   answered as invalid: the next request is the answer step. A repeat with another call
+//!   between (status → restart → status) runs as usual.
+//! - **Junk is never the answer.** An answer that [`crate::junk::judge`] finds useless (empty,
+//!   cut at `max_tokens`, a copy of the prompt, of a tool's output or of mm's own message, a call
+//!   or the tool list written as text, a refusal after a call that worked) is not shown as the
+//!   answer: mm asks once more — the answer step, or after an answer step, the question and the
+//!   results in one fresh message without tools — then shows the output of the last call under
+//!   a one-line notice (or, with no call, says there is no answer).
+//! - **Earlier turns are sent as a dialogue.** The calls and results of earlier turns are not
+//!   sent again, only their questions and answers: a small model that sees an earlier tool
+//!   result answers a new question from it instead of calling (seen in interactive mode). The
+//!   session keeps everything.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
-use crate::pipeline::{CallPipeline, CallState, Consent};
+use crate::junk::{self, AnswerContext, Junk};
+use crate::pipeline::{CallPipeline, CallResult, CallState, Consent};
 use crate::provider::{
-    ChatRequest, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage, starts_with_call,
+    ChatRequest, ChatResponse, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
-use crate::tools::Registry;
+use crate::tools::{Registry, ToolSpec};
 
-/// Once the model has made the same call this many times in a row, its next reply is asked to be
-/// an answer ([`ChatRequest::answer_only`]): its result is already in front of the model twice,
-/// so a third run can only help a model that has lost track. Small models do (measured: Gemma 3
-/// 270M in constrained mode and Qwen2.5-Coder-0.5B-Instruct in native mode both repeated their
-/// first, correct call at every step); in constrained mode the grammar then allows only an
-/// answer, in native mode the request closes with a user message asking for one (see
-/// `docs/models.md`). The loop detector still stops a model that calls anyway.
-const ANSWER_AFTER_REPEATS: u32 = 2;
+/// The tool whose result is never followed by the answer step: a skill tells the model what to
+/// call next.
+const READ_SKILL: &str = "read_skill";
 
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -37,6 +57,8 @@ pub enum StopReason {
     MaxTurns,
     /// The loop detector stopped the turn.
     Loop,
+    /// The model gave no usable answer, twice, and no call ran whose output could stand in.
+    NoAnswer,
     /// The user interrupted.
     Cancelled,
 }
@@ -69,6 +91,40 @@ pub struct TurnResult {
     pub message: Option<String>,
 }
 
+/// What the next request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// The model may call or answer.
+    Any,
+    /// An answer, in the conversation as it is (no call allowed).
+    Answer,
+    /// An answer to the question and the results in one fresh message, without tools.
+    FreshAnswer,
+}
+
+/// A call that ran, for the answer step and the fallback.
+#[derive(Debug, Clone)]
+struct Ran {
+    name: String,
+    /// The call's arguments as validated (for telling a repeat), when they were valid.
+    arguments: Option<Map<String, Value>>,
+    output: String,
+    ok: bool,
+}
+
+/// What a turn has seen so far.
+#[derive(Default)]
+struct Seen {
+    /// Every call that ran in this turn, in order.
+    ran: Vec<Ran>,
+    /// How many calls of `ran` the previous round made (the ones a repeat is compared with).
+    last_round: usize,
+    /// What mm itself told the model (answers to calls it did not run).
+    mm_messages: Vec<String>,
+    /// Requests for an answer made after junk.
+    retries: u32,
+}
+
 /// Runs one user turn over `messages` (which must already hold the system prompt and the user's
 /// message) and appends every reply and tool result to it.
 pub async fn run_turn(
@@ -82,6 +138,11 @@ pub async fn run_turn(
         .iter()
         .map(|t| t.params().strict_schema())
         .collect();
+    let names: Vec<String> = specs
+        .iter()
+        .map(|s| s.name.clone())
+        .chain(registry.skill_names().iter().cloned())
+        .collect();
     let pipeline = CallPipeline::new(
         registry,
         opts.cwd.clone(),
@@ -90,10 +151,14 @@ pub async fn run_turn(
         opts.events.clone(),
     )
     .with_hooks(opts.hooks.clone());
+    // This turn's user message: what came before it is sent as a dialogue.
+    let start = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User(_)))
+        .unwrap_or(messages.len());
     let mut calls_state = CallState::default();
-    // Set once the model repeats a call identically, so that its next reply is asked to be an
-    // answer (see `ANSWER_AFTER_REPEATS`).
-    let mut answer_only = false;
+    let mut ask = Ask::Any;
+    let mut seen = Seen::default();
     let mut result = TurnResult {
         result: String::new(),
         stop_reason: StopReason::Done,
@@ -105,48 +170,34 @@ pub async fn run_turn(
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
+        let sent = match ask {
+            Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
+            Ask::Any | Ask::Answer => dialogue(messages, start),
+        };
+        let no_tools: [ToolSpec; 0] = [];
         let request = ChatRequest {
-            messages,
-            tools: &specs,
+            messages: &sent,
+            tools: if ask == Ask::FreshAnswer {
+                &no_tools
+            } else {
+                &specs
+            },
             max_tokens: opts.limits.max_tokens,
-            answer_only,
+            answer_only: ask != Ask::Any,
         };
-        let events = opts.events.clone();
-        let mut on_delta = move |delta: StreamDelta| {
-            let event = match delta {
-                StreamDelta::Text(text) => Event::TextDelta { text },
-                StreamDelta::Reasoning(text) => Event::ReasoningDelta { text },
-                StreamDelta::Retry {
-                    attempt,
-                    delay,
-                    error,
-                } => Event::Retry {
-                    attempt,
-                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    error,
-                },
-            };
-            events(&event);
-        };
-        let reply = match provider
-            .chat_with_schemas(&request, &strict, &mut on_delta, &opts.cancel)
-            .await
-        {
+        let reply = match ask_model(provider, &request, &strict, opts).await {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => return Ok(cancelled(result)),
             Err(e) => return Err(e),
         };
-        if let Some(usage) = reply.usage {
-            result.usage.prompt_tokens += usage.prompt_tokens;
-            result.usage.completion_tokens += usage.completion_tokens;
-            result.usage.total_tokens += usage.total_tokens;
-        }
+        add_usage(&mut result.usage, &reply);
         for message in &reply.warnings {
             (opts.events)(&Event::Warning {
                 message: message.clone(),
             });
         }
-        if reply.finish_reason.as_deref() == Some("length") {
+        let truncated = reply.finish_reason.as_deref() == Some("length");
+        if truncated {
             (opts.events)(&Event::Warning {
                 message: format!(
                     "the model's reply was cut at {} tokens (limits.max_tokens)",
@@ -154,64 +205,110 @@ pub async fn run_turn(
                 ),
             });
         }
-        // A reply that starts with a call written as text but is not all calls (`starts_with_call`)
-        // is not taken as the answer: it is dropped, and the model asked for an answer instead
-        // (once: a second such reply is the answer).
-        if reply.tool_calls.is_empty()
-            && !answer_only
-            && result.turns < opts.limits.max_turns
-            && starts_with_call(&reply.content, &specs)
-        {
-            (opts.events)(&Event::Warning {
-                message: "the model wrote a tool call mm cannot read; asking it for an answer"
-                    .into(),
+
+        if !reply.tool_calls.is_empty() && ask == Ask::Any {
+            let fresh = not_repeats(&reply.tool_calls, &seen, registry);
+            if fresh.is_empty() {
+                // Every call repeats one that just worked: its result is in front of the model.
+                ask = Ask::Answer;
+                continue;
+            }
+            if !reply.content.is_empty() {
+                (opts.events)(&Event::AssistantMessage {
+                    text: reply.content.clone(),
+                    is_final: false,
+                });
+            }
+            messages.push(Message::Assistant {
+                content: (!reply.content.is_empty()).then(|| reply.content.clone()),
+                tool_calls: fresh.clone(),
             });
-            answer_only = true;
+            let round_start = seen.ran.len();
+            let mut calls = fresh.iter();
+            while let Some(call) = calls.next() {
+                let (outcome, record) = pipeline.handle(call, &mut calls_state, &opts.cancel).await;
+                let ran = record.is_some() && outcome.stopped.is_none();
+                result.tool_calls.extend(record);
+                note(&mut seen, registry, call, &outcome, ran);
+                answer(messages, call, outcome.content);
+                if let Some(why) = outcome.stopped {
+                    for rest in calls.by_ref() {
+                        answer(messages, rest, "Not run: the turn was stopped.".into());
+                    }
+                    result.stop_reason = StopReason::Loop;
+                    result.message = Some(why);
+                    return Ok(result);
+                }
+                if outcome.cancelled || opts.cancel.is_cancelled() {
+                    for rest in calls.by_ref() {
+                        answer(messages, rest, "Not run: the user interrupted.".into());
+                    }
+                    return Ok(cancelled(result));
+                }
+            }
+            seen.last_round = seen.ran.len() - round_start;
+            let round = &seen.ran[round_start..];
+            let all_ran_ok = !round.is_empty()
+                && round.len() == fresh.len()
+                && round.iter().all(|r| r.ok && r.name != READ_SKILL);
+            if reply.calls_as_text && all_ran_ok {
+                ask = Ask::Answer;
+            }
             continue;
         }
-        if !reply.content.is_empty() {
+
+        // A text reply (or, in an answer step, a call anyway: the model did not answer).
+        let prompts = user_texts(messages);
+        let outputs: Vec<&str> = seen
+            .ran
+            .iter()
+            .filter(|r| r.ok)
+            .map(|r| r.output.as_str())
+            .collect();
+        let mut mm_messages: Vec<&str> = seen.mm_messages.iter().map(String::as_str).collect();
+        mm_messages.extend(crate::provider::ANSWER_REQUESTS);
+        let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let context = AnswerContext {
+            prompts: &prompts,
+            tool_outputs: &outputs,
+            mm_messages: &mm_messages,
+            names: &name_refs,
+            truncated,
+            calls_succeeded: seen.ran.iter().any(|r| r.ok),
+        };
+        let junk = if reply.tool_calls.is_empty() {
+            junk::judge(&reply.content, &context)
+        } else {
+            Some(Junk::CallAsText)
+        };
+        let Some(junk) = junk else {
             (opts.events)(&Event::AssistantMessage {
                 text: reply.content.clone(),
-                is_final: reply.tool_calls.is_empty(),
+                is_final: true,
             });
-        }
-        if reply.tool_calls.is_empty() {
             messages.push(Message::Assistant {
                 content: Some(reply.content.clone()),
                 tool_calls: vec![],
             });
             result.result = reply.content;
             return Ok(result);
+        };
+        if seen.retries < 1 && result.turns < opts.limits.max_turns {
+            seen.retries += 1;
+            (opts.events)(&Event::Warning {
+                message: format!(
+                    "the model's reply was not an answer ({}); asking it for one",
+                    junk.describe()
+                ),
+            });
+            ask = if ask == Ask::Any {
+                Ask::Answer
+            } else {
+                Ask::FreshAnswer
+            };
+            continue;
         }
-        let content = (!reply.content.is_empty()).then(|| reply.content.clone());
-        messages.push(Message::Assistant {
-            content,
-            tool_calls: reply.tool_calls.clone(),
-        });
-
-        let mut calls = reply.tool_calls.iter();
-        while let Some(call) = calls.next() {
-            let (outcome, record) = pipeline.handle(call, &mut calls_state, &opts.cancel).await;
-            if outcome.repeats >= ANSWER_AFTER_REPEATS {
-                answer_only = true;
-            }
-            result.tool_calls.extend(record);
-            answer(messages, call, outcome.content);
-            if let Some(why) = outcome.stopped {
-                for rest in calls.by_ref() {
-                    answer(messages, rest, "Not run: the turn was stopped.".into());
-                }
-                result.stop_reason = StopReason::Loop;
-                result.message = Some(why);
-                return Ok(result);
-            }
-            if outcome.cancelled || opts.cancel.is_cancelled() {
-                for rest in calls.by_ref() {
-                    answer(messages, rest, "Not run: the user interrupted.".into());
-                }
-                return Ok(cancelled(result));
-            }
-        }
+        return Ok(fall_back(result, messages, &seen, junk, opts));
     }
     result.stop_reason = StopReason::MaxTurns;
     result.message = Some(format!(
@@ -219,6 +316,191 @@ pub async fn run_turn(
         opts.limits.max_turns
     ));
     Ok(result)
+}
+
+/// Sends one request, turning stream pieces into events.
+async fn ask_model(
+    provider: &Provider,
+    request: &ChatRequest<'_>,
+    strict: &[Value],
+    opts: &TurnOptions,
+) -> Result<ChatResponse, ProviderError> {
+    let events = opts.events.clone();
+    let mut on_delta = move |delta: StreamDelta| {
+        let event = match delta {
+            StreamDelta::Text(text) => Event::TextDelta { text },
+            StreamDelta::Reasoning(text) => Event::ReasoningDelta { text },
+            StreamDelta::Retry {
+                attempt,
+                delay,
+                error,
+            } => Event::Retry {
+                attempt,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                error,
+            },
+        };
+        events(&event);
+    };
+    let strict = if request.tools.is_empty() { &[] } else { strict };
+    provider
+        .chat_with_schemas(request, strict, &mut on_delta, &opts.cancel)
+        .await
+}
+
+fn add_usage(total: &mut Usage, reply: &ChatResponse) {
+    if let Some(usage) = reply.usage {
+        total.prompt_tokens += usage.prompt_tokens;
+        total.completion_tokens += usage.completion_tokens;
+        total.total_tokens += usage.total_tokens;
+    }
+}
+
+/// The calls of a reply that do not repeat a call the previous round ran successfully.
+fn not_repeats(calls: &[ToolCall], seen: &Seen, registry: &Registry) -> Vec<ToolCall> {
+    let previous = &seen.ran[seen.ran.len() - seen.last_round..];
+    calls
+        .iter()
+        .filter(|call| {
+            !previous.iter().any(|ran| {
+                ran.ok
+                    && ran.name == call.name
+                    && ran.arguments.is_some()
+                    && known_arguments(registry, call).as_ref() == ran.arguments.as_ref()
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// A call's arguments as the validator reads them once the parameters the tool does not have
+/// are left out (a repeat may bring invented ones); `None` when they are not valid even so.
+fn known_arguments(registry: &Registry, call: &ToolCall) -> Option<Map<String, Value>> {
+    let tool = registry.get(&call.name)?;
+    let params = tool.params();
+    let raw = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(Value::Object(mut object)) => {
+            object.retain(|key, _| params.params.iter().any(|p| &p.name == key));
+            Value::Object(object).to_string()
+        }
+        _ => call.arguments.clone(),
+    };
+    params.validate(&raw).ok()
+}
+
+/// Remembers what a handled call did.
+fn note(seen: &mut Seen, registry: &Registry, call: &ToolCall, outcome: &CallResult, ran: bool) {
+    let valid = registry
+        .get(&call.name)
+        .and_then(|tool| tool.params().validate(&call.arguments).ok());
+    if ran && outcome.ran {
+        seen.ran.push(Ran {
+            name: call.name.clone(),
+            arguments: valid,
+            output: outcome.content.clone(),
+            ok: outcome.ok,
+        });
+    } else {
+        seen.mm_messages.push(outcome.content.clone());
+    }
+}
+
+/// The messages to send: earlier turns as a dialogue (their questions and answers, without
+/// their calls and results), then this turn as it is.
+fn dialogue(messages: &[Message], start: usize) -> Vec<Message> {
+    let mut sent = Vec::with_capacity(messages.len());
+    for (i, message) in messages.iter().enumerate() {
+        let earlier = i < start && i > 0;
+        match message {
+            Message::Tool { .. } if earlier => {}
+            Message::Assistant { tool_calls, .. } if earlier && !tool_calls.is_empty() => {}
+            other => sent.push(other.clone()),
+        }
+    }
+    sent
+}
+
+/// The answer step after an answer step gave junk: the system prompt, then one user message
+/// with the question and each result, asking for the answer. No tools: nothing to call.
+fn fresh_answer(messages: &[Message], start: usize, ran: &[Ran]) -> Vec<Message> {
+    let system = messages
+        .first()
+        .and_then(|m| match m {
+            Message::System(text) => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let question = match messages.get(start) {
+        Some(Message::User(text)) => text.as_str(),
+        _ => "",
+    };
+    let mut text = format!("My question: {question}\n");
+    for r in ran {
+        text.push_str(&format!(
+            "\nThe tool {} answered:\n{}\n",
+            r.name,
+            r.output.trim_end()
+        ));
+    }
+    text.push_str(crate::provider::ANSWER_FROM_RESULTS);
+    vec![Message::System(system), Message::User(text)]
+}
+
+/// The user's messages of the whole conversation.
+fn user_texts(messages: &[Message]) -> Vec<&str> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// No usable answer came twice: the output of the last call that ran stands in for it, under a
+/// notice; with no call, there is no answer.
+fn fall_back(
+    mut result: TurnResult,
+    messages: &mut Vec<Message>,
+    seen: &Seen,
+    junk: Junk,
+    opts: &TurnOptions,
+) -> TurnResult {
+    let last = seen
+        .ran
+        .iter()
+        .rev()
+        .find(|r| r.ok)
+        .or_else(|| seen.ran.last());
+    match last {
+        Some(ran) => {
+            (opts.events)(&Event::Warning {
+                message: format!(
+                    "the model gave no usable answer ({}); the output of its last call ({}) follows",
+                    junk.describe(),
+                    ran.name
+                ),
+            });
+            let text = ran.output.trim_end().to_string();
+            (opts.events)(&Event::AssistantMessage {
+                text: text.clone(),
+                is_final: true,
+            });
+            messages.push(Message::Assistant {
+                content: Some(text.clone()),
+                tool_calls: vec![],
+            });
+            result.result = text;
+        }
+        None => {
+            result.stop_reason = StopReason::NoAnswer;
+            result.message = Some(format!(
+                "The model gave no usable answer ({}), twice.",
+                junk.describe()
+            ));
+        }
+    }
+    result
 }
 
 fn cancelled(mut result: TurnResult) -> TurnResult {

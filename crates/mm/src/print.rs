@@ -116,7 +116,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
     Ok(match (ending, result.stop_reason) {
         (Some(signal), _) => signal.exit_code(),
         (None, StopReason::Done) => exit::OK,
-        (None, StopReason::MaxTurns | StopReason::Loop) => exit::STOPPED,
+        (None, StopReason::MaxTurns | StopReason::Loop | StopReason::NoAnswer) => exit::STOPPED,
         (None, StopReason::Cancelled) => exit::INTERRUPTED,
     })
 }

@@ -58,6 +58,15 @@ impl Assembler {
         self.finish_reason.is_some()
     }
 
+    /// True once the reply, in native mode and without API tool calls, starts with a complete call
+    /// written as text: the rest of the reply cannot change what it is (see
+    /// [`text_calls::starts_with_complete_call`]), so the stream can stop there.
+    pub fn has_complete_text_call(&self) -> bool {
+        !self.constrained
+            && self.calls.is_empty()
+            && text_calls::starts_with_complete_call(&self.content)
+    }
+
     /// Takes in one stream chunk: its tool calls are fragments, assembled by index and id.
     pub fn push(&mut self, completion: Completion, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
         self.take(completion, Calls::Fragments, on_delta);
@@ -286,6 +295,7 @@ impl Assembler {
             tool_calls,
             usage: self.usage,
             finish_reason,
+            calls_as_text: from_text,
             warnings,
         }
     }

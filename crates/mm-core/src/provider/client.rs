@@ -281,13 +281,12 @@ impl Provider {
             (messages, Vec::new())
         } else {
             let messages = wire::native_messages(request.messages, request.answer_only);
-            let tools: &[ToolSpec] = if request.answer_only {
-                &[]
-            } else {
-                request.tools
-            };
-            (messages, tools.iter().map(WireTool::from).collect())
+            // An answer step keeps the tools in the prompt (the server's cached prefix) and
+            // allows none of them.
+            (messages, request.tools.iter().map(WireTool::from).collect())
         };
+        let native_answer = !constrained && request.answer_only;
+        let tool_choice = (native_answer && !request.tools.is_empty()).then_some("none");
         // The tools the reply may call: none when it must be an answer.
         let callable: &[ToolSpec] = if request.answer_only {
             &[]
@@ -303,6 +302,9 @@ impl Provider {
                 gbnf::grammar(callable, &schemas)
             })
             .flatten();
+        let grammar = grammar.or_else(|| {
+            (native_answer && info.llama_server).then(|| wire::ANSWER_GRAMMAR.to_owned())
+        });
         let response_format = (constrained && grammar.is_none())
             .then(|| constrained::response_format(callable, strict));
         let completion_tokens = self.completion_tokens_field.load(Ordering::Relaxed);
@@ -310,6 +312,7 @@ impl Provider {
             model: &self.config.model,
             messages,
             tools,
+            tool_choice,
             max_tokens: (!completion_tokens).then_some(request.max_tokens),
             max_completion_tokens: completion_tokens.then_some(request.max_tokens),
             stream: self.config.stream,
@@ -360,6 +363,12 @@ impl Provider {
                 if self.take_event(event, assembler, on_delta)? {
                     return Ok(());
                 }
+            }
+            // A reply that starts with a call written as text is that call: stop reading (the
+            // server stops generating when the connection closes) rather than wait for the
+            // calls a small model invents after it, up to max_tokens.
+            if assembler.has_complete_text_call() {
+                return Ok(());
             }
             if ended {
                 if let Some(raw) = unparsed.filter(|raw| !raw.is_empty()) {

@@ -780,10 +780,12 @@ fn text_tool_calls() {
             if calls.is_empty() {
                 assert_eq!(text, content, "no call found, yet the text changed");
             }
+            // A call of a name that is no tool only comes from a reply that is nothing but
+            // calls (the pipeline answers it).
             for call in &calls {
                 assert!(
-                    tools.iter().any(|t| t.name == call.name),
-                    "a call of an unknown tool: {call:?}"
+                    tools.iter().any(|t| t.name == call.name) || text.is_empty(),
+                    "a call of an unknown tool in a reply with text: {call:?} {text:?}"
                 );
             }
             assert_eq!(

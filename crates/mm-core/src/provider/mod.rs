@@ -23,7 +23,7 @@ use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
 
 pub use client::Provider;
-pub(crate) use text_calls::starts_with_call;
+pub use wire::{ANSWER_FROM_RESULTS, ANSWER_REQUESTS};
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,10 +64,12 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
-    /// The reply must be an answer: in constrained mode the tools stay described (the prompt is
-    /// unchanged) but the schema or grammar offers only `{"answer"}`; in native mode no tools
-    /// are sent and a conversation that ends with tool results gets a closing user message
-    /// asking for the answer (not kept in the conversation).
+    /// The reply must be an answer (the turn loop's answer step). The prompt stays as it is, so
+    /// the server's prompt cache still holds it: in constrained mode the tools stay described
+    /// but the schema or grammar offers only `{"answer"}`; in native mode the tools are still
+    /// sent with `tool_choice: "none"`, the conversation gets a closing user message asking for
+    /// the answer (not kept in the conversation), and on llama-server a grammar keeps call
+    /// syntax (`{`, and `[`, `<` or a code fence at the start) out of the reply.
     pub answer_only: bool,
 }
 
@@ -90,6 +92,9 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
+    /// The calls were written as text (recognised in the reply's content, or constrained mode's
+    /// JSON), not made through the API's tool calls.
+    pub calls_as_text: bool,
     /// What was odd about the reply, one sentence each, for the user: an empty reply, a reply
     /// with no choices, a tool call without a name (dropped). Empty for a normal reply.
     pub warnings: Vec<String>,

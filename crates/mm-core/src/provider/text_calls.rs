@@ -8,10 +8,20 @@
 //!   also without the outer tags;
 //! - Mistral: `[TOOL_CALLS][{"name":…,"arguments":{…}}]` and `[TOOL_CALLS]name[ARGS]{…}`;
 //! - Llama: a reply that is nothing but `{"name":…,"parameters":{…}}` (or `"arguments"`), or a
-//!   list of them, optionally inside a Markdown code fence or after `<|python_tag|>`.
+//!   list of them, optionally inside a Markdown code fence or after `<|python_tag|>`; a reply
+//!   that *starts* with such calls and runs on (small models add invented calls or a
+//!   `{"response": …}` of their own after a real one) is those leading calls;
+//! - tagged: `<function-name>NAME</function-name>` then `<arguments>…</arguments>` (JSON, or
+//!   `key=value, …`) — Qwen2.5-Coder-0.5B wrote it;
+//! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
+//!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
+//!   tool.
 //!
-//! A block is a call only when every call in it names a known tool; otherwise it stays text.
-//! Recognised blocks are removed from the reply's text.
+//! A block is a call only when every call in it names a known tool; otherwise it stays text —
+//! unless the reply is nothing but calls: then a call to a name that is no tool (a skill's name,
+//! an invented tool) is returned too, so that the call pipeline answers it like an invalid call
+//! rather than the text being shown as the answer (SPEC §2b). Recognised blocks are removed from
+//! the reply's text.
 
 use serde_json::{Map, Value};
 
@@ -31,18 +41,32 @@ const FUNCTION_END: &str = "</function>";
 const PARAMETER: &str = "<parameter=";
 const PARAMETER_END: &str = "</parameter>";
 const MISTRAL: &str = "[TOOL_CALLS]";
+const FUNCTION_NAME: &str = "<function-name>";
+const FUNCTION_NAME_END: &str = "</function-name>";
 const PYTHON_TAG: &str = "<|python_tag|>";
 /// Markers that start a call inside a reply.
-const MARKERS: [&str; 3] = [TOOL_CALL, FUNCTION, MISTRAL];
+const MARKERS: [&str; 4] = [TOOL_CALL, FUNCTION, MISTRAL, FUNCTION_NAME];
 
 /// Splits a reply into its text (calls removed, trimmed) and the calls it contains. With no call
 /// found, the text is returned unchanged.
 pub(crate) fn extract(content: &str, tools: &[ToolSpec]) -> (String, Vec<TextCall>) {
-    let known = Known(tools);
     if tools.is_empty() {
         return (content.to_owned(), Vec::new());
     }
-    if let Some(calls) = whole_reply_json(content, &known) {
+    // First as if any name could be called: a reply that is nothing but calls is taken whole.
+    let lenient = Known { tools, any: true };
+    let (text, calls) = extract_with(content, &lenient);
+    if !calls.is_empty() && text.is_empty() {
+        return (text, calls);
+    }
+    extract_with(content, &Known { tools, any: false })
+}
+
+fn extract_with(content: &str, known: &Known) -> (String, Vec<TextCall>) {
+    if let Some(calls) = whole_reply_json(content, known) {
+        return (String::new(), calls);
+    }
+    if let Some(calls) = whole_reply_lines(content, known) {
         return (String::new(), calls);
     }
     let mut text = String::new();
@@ -51,7 +75,7 @@ pub(crate) fn extract(content: &str, tools: &[ToolSpec]) -> (String, Vec<TextCal
     while let Some((at, marker)) = first_marker(rest) {
         text.push_str(&rest[..at]);
         let block = &rest[at..];
-        match parse_block(marker, block, &known) {
+        match parse_block(marker, block, known) {
             Some((consumed, found)) => {
                 calls.extend(found);
                 rest = &block[consumed..];
@@ -69,12 +93,26 @@ pub(crate) fn extract(content: &str, tools: &[ToolSpec]) -> (String, Vec<TextCal
     (text.trim().to_owned(), calls)
 }
 
-/// The tools the model may call.
-struct Known<'a>(&'a [ToolSpec]);
+/// The tools the model may call; with `any`, a name that is no tool is accepted too (for a reply
+/// that is nothing but calls: the pipeline answers it).
+struct Known<'a> {
+    tools: &'a [ToolSpec],
+    any: bool,
+}
 
 impl Known<'_> {
-    fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.0.iter().find(|spec| spec.name == name)
+    /// The tool of that name, if any.
+    fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|spec| spec.name == name)
+    }
+
+    /// Whether a call to `name` is taken as one.
+    fn accepts(&self, name: &str) -> bool {
+        if self.any {
+            !name.is_empty() && name.len() <= 128 && !name.contains('\n')
+        } else {
+            self.spec(name).is_some()
+        }
     }
 }
 
@@ -106,6 +144,10 @@ fn parse_block(marker: &str, block: &str, known: &Known) -> Option<(usize, Vec<T
             let (consumed, call) = xml_function(block, known)?;
             Some((consumed, vec![call]))
         }
+        FUNCTION_NAME => {
+            let (consumed, call) = tagged_function(block, known)?;
+            Some((consumed, vec![call]))
+        }
         _ => mistral(block, known),
     }
 }
@@ -124,10 +166,9 @@ fn mistral(block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
     let head = &trimmed[..args_at];
     // Newer templates put an id between the name and the arguments: `name[CALL_ID]id[ARGS]`.
     let name = head.split("[CALL_ID]").next().unwrap_or(head).trim();
-    if name.is_empty() || name.contains(char::is_whitespace) {
+    if name.is_empty() || name.contains(char::is_whitespace) || !known.accepts(name) {
         return None;
     }
-    known.get(name)?;
     let json = &trimmed[args_at + "[ARGS]".len()..];
     let json_trimmed = json.trim_start();
     let (value, used) = json_prefix(json_trimmed)?;
@@ -141,7 +182,9 @@ fn mistral(block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
     ))
 }
 
-/// A reply that is nothing but a call object or a list of them.
+/// A reply that is nothing but a call object or a list of them — or that starts with one or more
+/// call objects of known tools and runs on with something else (the leading calls are taken,
+/// the rest is dropped: it is not an answer either).
 fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     let trimmed = content.trim();
     let trimmed = trimmed.strip_prefix(PYTHON_TAG).unwrap_or(trimmed).trim();
@@ -149,18 +192,228 @@ fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     if !(body.starts_with('{') || body.starts_with('[')) {
         return None;
     }
-    let value: Value = serde_json::from_str(body).ok()?;
-    calls_of(&value, known)
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return calls_of(&value, known);
+    }
+    // A call, then anything (more calls, a `{"response": …}`, text): the first call is the
+    // reply. Small models run on after a real call with invented ones (measured with
+    // Qwen2.5-Coder-0.5B: a status call, then calls of `lights`, `thermostat`, `scene`… until
+    // max_tokens); running those would be calls nobody wanted.
+    let (value, _) = json_prefix(body)?;
+    let object = value.as_object()?;
+    let strict = Known {
+        tools: known.tools,
+        any: false,
+    };
+    call_of(object, &strict).map(|call| vec![call])
 }
 
-/// Whether a reply that [`extract`] left as text starts with a complete call of a known tool in
-/// the bare JSON form, followed by something that is not one (measured with
-/// Qwen2.5-Coder-0.5B-Instruct after a tool result: its call again, then a half-written call of a
-/// tool that does not exist). Such a reply is neither a call mm can run nor an answer.
-pub(crate) fn starts_with_call(content: &str, tools: &[ToolSpec]) -> bool {
-    let body = strip_fence(content.trim());
-    body.starts_with('{')
-        && json_prefix(body).is_some_and(|(value, _)| calls_of(&value, &Known(tools)).is_some())
+/// Whether the reply so far starts with a complete call written as text (a JSON call object,
+/// possibly fenced or after `<|python_tag|>`, or a closed `<tool_call>`, `<function=…>` or
+/// `<function-name>` block): the reply is that call, and what the model writes after it need not
+/// be waited for.
+pub(crate) fn starts_with_complete_call(content: &str) -> bool {
+    let start = content.trim_start();
+    let start = start.strip_prefix(PYTHON_TAG).unwrap_or(start).trim_start();
+    let body = match start.strip_prefix("```") {
+        Some(fenced) => match fenced.split_once('\n') {
+            Some((_, rest)) => rest.trim_start(),
+            None => return false,
+        },
+        None => start,
+    };
+    if body.starts_with('{') {
+        return json_prefix(body).is_some_and(|(value, _)| {
+            value.as_object().is_some_and(|object| {
+                object.contains_key("function")
+                    || (object.get("name").is_some_and(Value::is_string)
+                        && (object.contains_key("arguments") || object.contains_key("parameters")))
+            })
+        });
+    }
+    [
+        (TOOL_CALL, TOOL_CALL_END),
+        (FUNCTION, FUNCTION_END),
+        (FUNCTION_NAME, "</arguments>"),
+        (FUNCTION_NAME, "</parameters>"),
+    ]
+    .iter()
+    .any(|(open, close)| body.starts_with(open) && body.contains(close))
+}
+
+/// A reply that is nothing but `name(args)` or `name: {…}` lines (optionally in a code fence),
+/// each naming a known tool.
+fn whole_reply_lines(content: &str, known: &Known) -> Option<Vec<TextCall>> {
+    let body = strip_any_fence(content.trim());
+    let mut calls = Vec::new();
+    for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        calls.push(line_call(line, known)?);
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// `name(args)` or `name: {…}` / `name {…}` for a known tool (never an unknown name: prose like
+/// `Note: {…}` or `f(x)` must stay text).
+fn line_call(line: &str, known: &Known) -> Option<TextCall> {
+    let line = line.strip_suffix(';').unwrap_or(line).trim();
+    let name_end = line
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .unwrap_or(line.len());
+    let name = &line[..name_end];
+    let spec = known.spec(name)?;
+    let rest = line[name_end..].trim_start();
+    let arguments = if let Some(inner) = rest.strip_prefix('(') {
+        let inner = inner.strip_suffix(')')?.trim();
+        call_arguments(inner, spec)?
+    } else {
+        let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+        if !rest.starts_with('{') {
+            return None;
+        }
+        let value: Value = serde_json::from_str(rest).ok()?;
+        value.as_object()?;
+        value
+    };
+    Some(TextCall {
+        name: name.to_owned(),
+        arguments: arguments.to_string(),
+    })
+}
+
+/// The inside of `name(…)`: nothing, a JSON object, `key=value` / `key: value` pairs, or
+/// positional values given to the tool's parameters in their declared order.
+fn call_arguments(inner: &str, spec: &ToolSpec) -> Option<Value> {
+    if inner.is_empty() {
+        return Some(Value::Object(Map::new()));
+    }
+    if inner.starts_with('{') {
+        let value: Value = serde_json::from_str(inner).ok()?;
+        return value.is_object().then_some(value);
+    }
+    key_values(inner, Some(spec))
+}
+
+/// `key=value, key: "value", …` (and, with a spec, bare positional values for its parameters in
+/// their declared order) as a JSON object.
+fn key_values(text: &str, spec: Option<&ToolSpec>) -> Option<Value> {
+    let names: Vec<&str> = spec
+        .and_then(|spec| spec.parameters.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut arguments = Map::new();
+    for (i, part) in split_top_level(text).into_iter().enumerate() {
+        let (key, value) = match key_value(part) {
+            Some((key, value)) => (key.to_owned(), value),
+            None => ((*names.get(i)?).to_owned(), part.trim()),
+        };
+        let value = loose_value(spec, &key, value);
+        arguments.insert(key, value);
+    }
+    (!arguments.is_empty()).then_some(Value::Object(arguments))
+}
+
+/// `key=value` or `key: value` with an identifier for a key.
+fn key_value(part: &str) -> Option<(&str, &str)> {
+    let at = part.find(['=', ':'])?;
+    let key = part[..at].trim();
+    let key = key.trim_matches(|c| c == '"' || c == '\'');
+    let ok = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    ok.then(|| (key, part[at + 1..].trim()))
+}
+
+/// Splits on commas outside quotes, brackets and braces.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut quote, mut start, mut escaped) = (0i32, None::<char>, 0, false);
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
+/// A value written loosely: a quoted string is that string; anything else is read as
+/// [`typed_value`] reads XML values.
+fn loose_value(spec: Option<&ToolSpec>, key: &str, value: &str) -> Value {
+    let value = value.trim();
+    if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') {
+        if let Ok(Value::String(s)) = serde_json::from_str::<Value>(value) {
+            return Value::String(s);
+        }
+    }
+    for q in ['"', '\''] {
+        if value.len() >= 2 && value.starts_with(q) && value.ends_with(q) {
+            return Value::String(value[1..value.len() - 1].to_owned());
+        }
+    }
+    typed_value(spec, key, value)
+}
+
+/// `<function-name>NAME</function-name>` then `<arguments>…</arguments>` (or `<parameters>`),
+/// the arguments as a JSON object or `key=value` pairs.
+fn tagged_function(block: &str, known: &Known) -> Option<(usize, TextCall)> {
+    let after = &block[FUNCTION_NAME.len()..];
+    let name_end = after.find(FUNCTION_NAME_END)?;
+    let name = after[..name_end].trim();
+    if !known.accepts(name) {
+        return None;
+    }
+    let spec = known.spec(name);
+    let mut consumed = FUNCTION_NAME.len() + name_end + FUNCTION_NAME_END.len();
+    let rest = &block[consumed..];
+    let trimmed = rest.trim_start();
+    let mut arguments = Value::Object(Map::new());
+    for (open, close) in [
+        ("<arguments>", "</arguments>"),
+        ("<parameters>", "</parameters>"),
+    ] {
+        if let Some(body) = trimmed.strip_prefix(open) {
+            let (inner, used) = match body.find(close) {
+                Some(end) => (&body[..end], open.len() + end + close.len()),
+                None => (body, trimmed.len()),
+            };
+            let inner = inner.trim();
+            arguments = if inner.starts_with('{') {
+                serde_json::from_str(inner).ok()?
+            } else if inner.is_empty() {
+                Value::Object(Map::new())
+            } else {
+                key_values(inner, spec)?
+            };
+            consumed += rest.len() - trimmed.len() + used;
+            break;
+        }
+    }
+    Some((
+        consumed,
+        TextCall {
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        },
+    ))
 }
 
 /// The body of a Markdown code fence (```json … ```), or the text as it is.
@@ -175,6 +428,20 @@ fn strip_fence(text: &str) -> &str {
     match body.split_once('\n') {
         Some((info, rest)) if !info.trim_start().starts_with('{') => rest.trim(),
         _ => body.trim(),
+    }
+}
+
+/// The body of any Markdown code fence (```python …```), or the text as it is.
+fn strip_any_fence(text: &str) -> &str {
+    let Some(after) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(body) = after.trim_end().strip_suffix("```") else {
+        return text;
+    };
+    match body.split_once('\n') {
+        Some((_, rest)) => rest.trim(),
+        None => body.trim(),
     }
 }
 
@@ -204,8 +471,10 @@ fn call_of(object: &Map<String, Value>, known: &Known) -> Option<TextCall> {
     if let Some(Value::Object(function)) = object.get("function") {
         return call_of(function, known);
     }
-    let name = object.get("name")?.as_str()?;
-    known.get(name)?;
+    let name = object.get("name")?.as_str()?.trim();
+    if !known.accepts(name) {
+        return None;
+    }
     let arguments = object
         .get("arguments")
         .or_else(|| object.get("parameters"))?;
@@ -249,7 +518,10 @@ fn xml_function(text: &str, known: &Known) -> Option<(usize, TextCall)> {
     let after = &text[FUNCTION.len()..];
     let name_end = after.find('>')?;
     let name = after[..name_end].trim();
-    let spec = known.get(name)?;
+    if !known.accepts(name) {
+        return None;
+    }
+    let spec = known.spec(name);
     let body_start = FUNCTION.len() + name_end + 1;
     let body = &text[body_start..];
     let (body, consumed) = match body.find(FUNCTION_END) {
@@ -295,10 +567,9 @@ fn trim_one_newline(value: &str) -> &str {
 
 /// XML values are text: a parameter the schema types as something other than a string is read as
 /// JSON when it is valid JSON (`3`, `true`, `["a"]`); the validator coerces the rest.
-fn typed_value(spec: &ToolSpec, key: &str, value: &str) -> Value {
+fn typed_value(spec: Option<&ToolSpec>, key: &str, value: &str) -> Value {
     let declared = spec
-        .parameters
-        .get("properties")
+        .and_then(|spec| spec.parameters.get("properties"))
         .and_then(|p| p.get(key))
         .and_then(|p| p.get("type"));
     let is_string = declared.is_none_or(|t| t == "string");
@@ -343,6 +614,16 @@ impl TextGate {
                 // Could be a call written as the whole reply: wait for its end.
                 self.held = true;
                 return "";
+            } else {
+                // `name(…)` or `name: {…}`: wait until the opening tells.
+                match call_line_opening(start) {
+                    None => return "",
+                    Some(true) => {
+                        self.held = true;
+                        return "";
+                    }
+                    Some(false) => {}
+                }
             }
         }
         let new = &content[self.shown..];
@@ -364,6 +645,32 @@ impl TextGate {
         self.shown = raw.len();
         self.held = true;
         final_text.strip_prefix(shown).unwrap_or("")
+    }
+}
+
+/// For a reply that starts with a word: whether it opens like a `name(…)` or `name: {…}` call
+/// (`None`: too early to tell). A word longer than any tool name, or followed by anything else,
+/// is text.
+fn call_line_opening(start: &str) -> Option<bool> {
+    let name_end = start
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .unwrap_or(start.len());
+    if name_end == 0 || name_end > 64 {
+        return Some(false);
+    }
+    let rest = &start[name_end..];
+    let Some(next) = rest.chars().next() else {
+        return None;
+    };
+    match next {
+        '(' => Some(true),
+        // `name: {` or `name {`; anything else after the word is prose.
+        ':' | ' ' => rest[1..]
+            .trim_start()
+            .chars()
+            .next()
+            .map(|c| c == '{' || (next == ' ' && c == ':')),
+        _ => Some(false),
     }
 }
 

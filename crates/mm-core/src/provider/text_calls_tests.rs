@@ -68,12 +68,17 @@ cases! {
         => "", [("bash", r#"{"command":"pwd"}"#)];
     hermes_string_arguments: "<tool_call>{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}</tool_call>"
         => "", [("bash", r#"{"command":"ls"}"#)];
-    hermes_unknown_tool_stays_text: "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>"
-        => "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [];
+    hermes_unknown_tool_alone_is_a_call_to_answer: "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>"
+        => "", [("nope", "{}")];
+    hermes_unknown_tool_in_prose_stays_text: "See <tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>"
+        => "See <tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [];
     hermes_not_json_stays_text: "<tool_call>call bash please</tool_call>"
         => "<tool_call>call bash please</tool_call>", [];
+    // Nothing but calls: the unknown one is answered by the pipeline, the known one runs.
     hermes_one_known_one_unknown: "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call><tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>"
-        => "<tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [("bash", r#"{"command":"ls"}"#)];
+        => "", [("nope", "{}"), ("bash", r#"{"command":"ls"}"#)];
+    hermes_known_and_unknown_in_prose: "First <tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call><tool_call>{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}</tool_call>"
+        => "First <tool_call>{\"name\":\"nope\",\"arguments\":{}}</tool_call>", [("bash", r#"{"command":"ls"}"#)];
     qwen_xml: "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n<parameter=limit>\n20\n</parameter>\n</function>\n</tool_call>"
         => "", [("read_file", r#"{"limit":20,"path":"src/main.rs"}"#)];
     qwen_xml_without_outer_tags: "I will run it.\n<function=bash>\n<parameter=command>\necho 'a < b'\n</parameter>\n</function>"
@@ -84,8 +89,8 @@ cases! {
         => "", [("release", r#"{"dry_run":true,"version":"1.0"}"#)];
     qwen_xml_unclosed: "<tool_call>\n<function=bash>\n<parameter=command>\nls\n"
         => "", [("bash", r#"{"command":"ls"}"#)];
-    qwen_xml_unknown_stays_text: "<function=nope><parameter=x>1</parameter></function>"
-        => "<function=nope><parameter=x>1</parameter></function>", [];
+    qwen_xml_unknown_alone_is_a_call_to_answer: "<function=nope><parameter=x>1</parameter></function>"
+        => "", [("nope", r#"{"x":"1"}"#)];
     mistral_list: "[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}, {\"name\": \"read_file\", \"arguments\": {\"path\": \"x\"}}]"
         => "", [("bash", r#"{"command":"ls"}"#), ("read_file", r#"{"path":"x"}"#)];
     mistral_args_form: "[TOOL_CALLS]bash[ARGS]{\"command\": \"ls -l\"}"
@@ -94,7 +99,7 @@ cases! {
         => "", [("bash", r#"{"command":"a"}"#), ("read_file", r#"{"path":"b"}"#)];
     mistral_call_id_form: "[TOOL_CALLS]bash[CALL_ID]abc123[ARGS]{\"command\":\"a\"}"
         => "", [("bash", r#"{"command":"a"}"#)];
-    mistral_unknown_stays_text: "[TOOL_CALLS]nope[ARGS]{}" => "[TOOL_CALLS]nope[ARGS]{}", [];
+    mistral_unknown_alone_is_a_call_to_answer: "[TOOL_CALLS]nope[ARGS]{}" => "", [("nope", "{}")];
     llama_parameters: "{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}"
         => "", [("bash", r#"{"command":"ls"}"#)];
     llama_arguments_fenced: "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```"
@@ -103,7 +108,35 @@ cases! {
         => "", [("bash", r#"{"command":"ls"}"#)];
     llama_openai_shape: "{\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}}"
         => "", [("bash", r#"{"command":"ls"}"#)];
-    llama_unknown_stays_text: "{\"name\": \"weather\", \"parameters\": {}}" => "{\"name\": \"weather\", \"parameters\": {}}", [];
+    // A skill's name called as a tool (seen on every model in skill mode): answered, not shown.
+    llama_unknown_alone_is_a_call_to_answer: "{\"name\": \"health-check\", \"parameters\": {}}"
+        => "", [("health-check", "{}")];
+    // Real replies of Qwen2.5-Coder-0.5B-Instruct (greedy, llama.cpp's server, 2026-12-04).
+    real_qwen05_call_then_response: "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"response\": \"running, version 2.3.1, up 4 days, error rate 0.02%\"}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    real_qwen05_call_then_invented_calls: "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n{\"name\": \"version\", \"arguments\": {\"version\": \"2.3.1\"}}\n{\"name\": \"up\", \"arguments\": {\"days\": 4}}"
+        => "", [("read_file", r#"{"path":"a"}"#)];
+    real_qwen05_function_name_tags: "<function-name>release</function-name>\n<arguments>version=1.2, dry_run=true</arguments>"
+        => "", [("release", r#"{"version":"1.2","dry_run":true}"#)];
+    function_name_tags_json: "<function-name>bash</function-name><arguments>{\"command\": \"ls\"}</arguments>"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    function_name_tags_unknown_alone: "<function-name>convert</function-name>\n<arguments>amount=12, from=in, to=cm</arguments>"
+        => "", [("convert", r#"{"amount":"12","from":"in","to":"cm"}"#)];
+    real_qwen15_fenced_pretty_json: "```json\n{\n  \"name\": \"release\",\n  \"arguments\": {\n    \"version\": \"2.0.1\",\n    \"dry_run\": false\n  }\n}\n```"
+        => "", [("release", r#"{"version":"2.0.1","dry_run":false}"#)];
+    python_call_keywords: "release(version=\"1.4.2\", dry_run=false)"
+        => "", [("release", r#"{"version":"1.4.2","dry_run":false}"#)];
+    python_call_positional: "read_file(\"src/main.rs\", 20)"
+        => "", [("read_file", r#"{"path":"src/main.rs","limit":20}"#)];
+    python_call_json_object: "bash({\"command\": \"ls -l\"})"
+        => "", [("bash", r#"{"command":"ls -l"}"#)];
+    python_call_fenced_two_lines: "```python\nbash(command=\"ls\")\nread_file(path='a, b')\n```"
+        => "", [("bash", r#"{"command":"ls"}"#), ("read_file", r#"{"path":"a, b"}"#)];
+    name_colon_json: "release: {\"version\": \"1.4.2\"}"
+        => "", [("release", r#"{"version":"1.4.2"}"#)];
+    python_call_of_unknown_stays_text: "print(\"hello\")" => "print(\"hello\")", [];
+    prose_with_colon_stays_text: "Note: {the braces} stay" => "Note: {the braces} stay", [];
+    prose_starting_with_a_tool_name_stays_text: "bash is a shell (a program)." => "bash is a shell (a program).", [];
     json_without_arguments_stays_text: "{\"name\": \"bash\"}" => "{\"name\": \"bash\"}", [];
     json_inside_prose_stays_text: "Call it like {\"name\": \"bash\", \"arguments\": {}} next time."
         => "Call it like {\"name\": \"bash\", \"arguments\": {}} next time.", [];
@@ -132,8 +165,9 @@ fn gate_run(chunks: &[&str], tools: &[ToolSpec]) -> String {
 #[test]
 fn gate_shows_plain_text_as_it_comes_and_all_of_it() {
     let mut gate = TextGate::default();
-    assert_eq!(gate.advance("Hel"), "Hel");
-    assert_eq!(gate.advance("Hello <"), "lo ");
+    // A first word is held until it cannot be a `name(…)` call.
+    assert_eq!(gate.advance("Hel"), "");
+    assert_eq!(gate.advance("Hello <"), "Hello ");
     assert_eq!(gate.advance("Hello <b>"), "<b>");
     assert_eq!(
         gate_run(&["Hel", "lo <", "b> [x", "]"], &tools()),
@@ -185,19 +219,48 @@ fn gate_holds_fenced_json_but_not_other_code() {
 }
 
 #[test]
-fn a_reply_that_starts_with_a_call_but_goes_on_is_told_apart() {
+fn a_reply_that_starts_with_a_call_and_goes_on_is_that_call() {
     let tools = tools();
+    // Real (Qwen2.5-Coder-0.5B): the call, then a half-written invented one, cut.
     let broken = "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"error rate\", \"arguments\": {\"value\": \"0.02%\"}";
-    // Not a call mm can run (the second object is not one)…
-    assert!(extract(broken, &tools).1.is_empty());
-    // …but it starts with one.
-    assert!(starts_with_call(broken, &tools));
-    for text in [
-        "The service is running.",
-        "{\"name\": \"weather\", \"arguments\": {}} and more",
-        "{\"version\": \"1.2\"}",
-        "Call it like {\"name\": \"bash\", \"arguments\": {}} next time.",
+    assert_eq!(
+        normalize(&extract(broken, &tools).1),
+        normalize(&[call("bash", r#"{"command":"ls"}"#)])
+    );
+    // A reply that starts with a call of a tool that does not exist and goes on is text.
+    let unknown = "{\"name\": \"weather\", \"arguments\": {}} and more";
+    assert!(extract(unknown, &tools).1.is_empty());
+}
+
+#[test]
+fn the_stream_can_stop_once_a_call_is_complete() {
+    for done in [
+        "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}",
+        "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\":",
+        "```json\n{\"name\": \"nope\", \"parameters\": {}}\n",
+        "<tool_call>\n{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>\n<tool",
+        "<function=bash><parameter=command>ls</parameter></function>",
+        "<function-name>bash</function-name><arguments>command=ls</arguments>",
     ] {
-        assert!(!starts_with_call(text, &tools), "{text}");
+        assert!(starts_with_complete_call(done), "{done}");
     }
+    for not_yet in [
+        "{\"name\": \"bash\", \"arguments\": {\"command\": \"l",
+        "{\"version\": \"1.2\"}",
+        "The answer: {\"name\": \"bash\", \"arguments\": {}}",
+        "<tool_call>\n{\"name\": \"bash\"",
+        "```json\n",
+    ] {
+        assert!(!starts_with_complete_call(not_yet), "{not_yet}");
+    }
+}
+
+#[test]
+fn gate_holds_a_reply_that_opens_like_a_python_call() {
+    assert_eq!(gate_run(&["release(", "version=\"1\")"], &tools()), "");
+    assert_eq!(gate_run(&["release: ", "{\"version\": \"1\"}"], &tools()), "");
+    assert_eq!(
+        gate_run(&["Hello", " there", ": yes"], &tools()),
+        "Hello there: yes"
+    );
 }

@@ -20,6 +20,9 @@ pub(crate) struct Request<'a> {
     pub messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<WireTool<'a>>,
+    /// `"none"` in an answer step: the tools stay in the prompt, none may be called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
     /// Sent unless the server asked for `max_completion_tokens` instead (OpenAI's reasoning
     /// models refuse `max_tokens`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,12 +107,36 @@ impl WireMessage {
 pub(crate) const ANSWER_NOW: &str =
     "Do not call a tool again: answer my question in words, using the tool results above.";
 
+/// The user message that closes an answer-only request whose conversation ends with the user's
+/// own message (the model's reply to it was not an answer).
+pub(crate) const ANSWER_AGAIN: &str = "Answer my question in words.";
+
+/// The end of the fresh answer step's one message (the turn loop writes the rest).
+pub const ANSWER_FROM_RESULTS: &str = "\nAnswer my question in words, briefly, from these results.";
+
+/// Everything mm itself writes to ask for an answer: an answer that copies one of these is not
+/// an answer.
+pub const ANSWER_REQUESTS: [&str; 3] = [ANSWER_NOW, ANSWER_AGAIN, ANSWER_FROM_RESULTS];
+
+/// The grammar of an answer-only reply on llama-server: words, not a call. No `{` anywhere, and
+/// no `[`, `<`, backtick or blank at the start: the forms a call written as text takes
+/// (measured: Qwen2.5-Coder-0.5B, asked for an answer with the tools in the prompt and
+/// `tool_choice: "none"`, wrote its call again in a code fence).
+pub(crate) const ANSWER_GRAMMAR: &str = r"root ::= [^{\[<`\x00-\x20] [^{\x00]*";
+
 /// The conversation in native form; an answer-only request ends with [`ANSWER_NOW`] when the
-/// conversation ends with tool results (after a user message it would only repeat the question).
+/// conversation ends with tool results, with [`ANSWER_AGAIN`] when it ends with the user's own
+/// message.
 pub(crate) fn native_messages(history: &[Message], answer_only: bool) -> Vec<WireMessage> {
     let mut messages: Vec<WireMessage> = history.iter().map(WireMessage::native).collect();
-    if answer_only && matches!(history.last(), Some(Message::Tool { .. })) {
-        messages.push(WireMessage::text("user", ANSWER_NOW));
+    if answer_only {
+        match history.last() {
+            Some(Message::Tool { .. }) => messages.push(WireMessage::text("user", ANSWER_NOW)),
+            Some(Message::User(text)) if !text.ends_with(ANSWER_FROM_RESULTS) => {
+                messages.push(WireMessage::text("user", ANSWER_AGAIN));
+            }
+            _ => {}
+        }
     }
     messages
 }

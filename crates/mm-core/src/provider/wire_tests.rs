@@ -177,6 +177,7 @@ fn request_serialisation() {
         model: "m",
         messages: history.iter().map(WireMessage::native).collect(),
         tools: vec![WireTool::from(&spec)],
+        tool_choice: None,
         max_tokens: Some(100),
         max_completion_tokens: None,
         stream: true,
@@ -243,9 +244,8 @@ fn a_native_answer_only_request_closes_tool_results_with_a_request_for_the_answe
         ["system", "user", "assistant", "tool", "user"]
     );
     assert_eq!(answer[4].content.as_deref(), Some(ANSWER_NOW));
-    // After a user message there is nothing to close: the question is the last word.
-    assert_eq!(
-        roles(&native_messages(&history[..2], true)),
-        ["system", "user"]
-    );
+    // After a user message (the model's reply to it was not an answer): asked again, in words.
+    let again = native_messages(&history[..2], true);
+    assert_eq!(roles(&again), ["system", "user", "user"]);
+    assert_eq!(again[2].content.as_deref(), Some(ANSWER_AGAIN));
 }

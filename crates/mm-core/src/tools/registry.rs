@@ -36,6 +36,9 @@ pub const IMPLEMENTED_BUILTINS: &[&str] = &[
 #[derive(Default, Clone)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// The skills `read_skill` reads (empty without it): a call to one of these names is
+    /// answered with how to read it.
+    skills: Vec<String>,
 }
 
 impl Registry {
@@ -54,6 +57,21 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    /// The names of the skills the model can read with `read_skill`.
+    pub fn skill_names(&self) -> &[String] {
+        &self.skills
+    }
+
+    /// The skill a call's name means (case and `-`/`_` ignored), when it names one.
+    pub fn skill_named(&self, name: &str) -> Option<&str> {
+        let key = |s: &str| s.to_lowercase().replace('-', "_");
+        let wanted = key(name);
+        self.skills
+            .iter()
+            .find(|s| key(s) == wanted)
+            .map(String::as_str)
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
@@ -85,6 +103,7 @@ impl Registry {
         }
         if config.offers("read_skill") && !skills.is_empty() {
             registry.add(Arc::new(ReadSkillTool::new(skills.clone())));
+            registry.skills = skills.names().into_iter().map(str::to_owned).collect();
         }
         registry
     }
