@@ -169,11 +169,11 @@ fn message(reply: &Reply, constrained: bool, number: usize) -> Message {
     }
 }
 
-fn finish_reason(message: &Message) -> &'static str {
-    if message.calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
+fn finish_reason<'a>(reply: &'a Reply, message: &Message) -> &'a str {
+    match &reply.finish_reason {
+        Some(reason) => reason,
+        None if message.calls.is_empty() => "stop",
+        None => "tool_calls",
     }
 }
 
@@ -260,7 +260,7 @@ fn chunks(
         }
     }
     // llama.cpp adds `timings` to the last chunk: clients must ignore what they do not know.
-    let mut last = chunk(number, json!({}), Some(finish_reason(message)));
+    let mut last = chunk(number, json!({}), Some(finish_reason(reply, message)));
     last["timings"] = json!({"prompt_n": 10, "predicted_n": 5, "predicted_per_second": 42.0});
     out.push(event(&last));
     if include_usage && reply.usage.is_some() {
@@ -300,7 +300,7 @@ fn whole(reply: &Reply, message: &Message, number: usize) -> Value {
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": "scripted",
-        "choices": [{"index": 0, "message": body, "finish_reason": finish_reason(message)}],
+        "choices": [{"index": 0, "message": body, "finish_reason": finish_reason(reply, message)}],
         "usage": usage(reply),
     })
 }

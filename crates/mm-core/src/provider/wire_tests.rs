@@ -179,6 +179,8 @@ fn request_serialisation() {
         tools: vec![WireTool::from(&spec)],
         max_tokens: Some(100),
         max_completion_tokens: None,
+        temperature: None,
+        seed: None,
         stream: true,
         stream_options: Some(StreamOptions {
             include_usage: true,

@@ -785,3 +785,41 @@ async fn constrained_mode_on_llama_server_falls_back_to_the_schema_for_complex_t
     assert!(sent.get("grammar").is_none());
     assert_eq!(sent["response_format"]["type"], "json_schema");
 }
+
+#[tokio::test]
+async fn temperature_and_seed_are_sent_only_when_set() {
+    let server = ScriptedServer::start(vec![Reply::text("a"), Reply::text("b")]);
+    let _ = chat(&provider_for(&server, |_| {})).await.response();
+    let sampled = provider_for(&server, |c| {
+        c.temperature = Some(0.7);
+        c.seed = Some(42);
+    });
+    let _ = chat(&sampled).await.response();
+    let requests = server.requests();
+    let (plain, sampled) = (&requests[0], &requests[1]);
+    assert!(plain.get("temperature").is_none(), "{plain}");
+    assert!(plain.get("seed").is_none(), "{plain}");
+    assert_eq!(sampled["temperature"], json!(0.7));
+    assert_eq!(sampled["seed"], json!(42));
+    // Nothing else changes: unset, the body is byte for byte what it was (its size is a budget).
+    let mut without = sampled.clone();
+    if let Some(map) = without.as_object_mut() {
+        map.remove("temperature");
+        map.remove("seed");
+    }
+    assert_eq!(&without, plain);
+}
+
+#[tokio::test]
+async fn the_last_finish_reason_says_when_a_reply_was_cut() {
+    let server = ScriptedServer::start(vec![
+        Reply::text("The billing service is").with_finish_reason("length"),
+        Reply::text("Whole."),
+    ]);
+    let provider = provider_for(&server, |_| {});
+    assert_eq!(provider.last_finish_reason(), None);
+    let _ = chat(&provider).await.response();
+    assert_eq!(provider.last_finish_reason().as_deref(), Some("length"));
+    let _ = chat(&provider).await.response();
+    assert_eq!(provider.last_finish_reason().as_deref(), Some("stop"));
+}

@@ -112,6 +112,32 @@ fn json_output_reports_the_turn() {
     assert!(report["tool_calls"][0]["duration_ms"].is_u64());
     assert_eq!(report["usage"]["completion_tokens"], 2);
     assert!(report["duration_ms"].is_u64());
+    assert_eq!(report["truncated"], false);
+}
+
+#[test]
+fn temperature_and_seed_reach_every_request_and_a_cut_answer_is_reported() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("The billing service is").with_finish_reason("length"),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--output-format", "json"])
+        .args(["--temperature", "0.7", "--seed", "12"])
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).expect("one JSON object");
+    assert_eq!(report["truncated"], true);
+    for request in server.requests() {
+        assert_eq!(request["temperature"], 0.7);
+        assert_eq!(request["seed"], 12);
+    }
+    case.mm_offline()
+        .args(["-p", "go", "--temperature", "hot"])
+        .assert()
+        .code(2);
 }
 
 #[test]
