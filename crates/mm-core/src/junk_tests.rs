@@ -356,6 +356,7 @@ fn refusals_count_only_after_a_call_that_worked() {
         worked => None => [
             "I opened T-1042. I cannot help with the printer, though.",
             "Sorry for the trouble: ticket T-1042 is open with high priority.",
+            "As an AI assistant, I opened ticket T-1042 for you.",
         ],
         nothing_ran => None => ["I'm sorry, but I can't assist with that."],
     );

@@ -192,7 +192,7 @@ const REFUSALS: &[&str] = &[
     // English: "I'm sorry, but I can't assist with that.", "I cannot help with that."
     r"\b(?:i|we)(?: really| currently| unfortunately)?(?: can't| cannot| can not| won't| will not| am unable to|'m unable to| are unable to|'re unable to| am not able to|'m not able to)(?: really| currently)? (?:help|assist|comply|fulfil|fulfill|provide|support|answer|do that|do this|do it|be of help)\b",
     r"\bsorry,? but (?:i|we)(?: can't| cannot| can not| am unable| 'm unable|'m unable| won't)\b",
-    r"^as an ai\b",
+    r"^as an ai(?: language model| assistant)?,? (?:i|we)(?: can't| cannot| can not| am unable| 'm unable|'m unable| am not able|'m not able| won't)\b",
     // French: "Je suis désolé, mais je ne peux pas vous aider avec ça."
     r"\bje ne (?:peux|pourrai|pourrais) pas (?:vous |t'|te )?(?:aider|assister|répondre|faire (?:ça|cela)|le faire)",
     r"\bje ne suis pas en mesure de\b",

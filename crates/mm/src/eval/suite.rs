@@ -388,4 +388,30 @@ mod tests {
             "{error}"
         );
     }
+
+    /// Every suite of the repository's `eval/` folder loads, with its agent, and every case
+    /// with a history has it for each of its languages.
+    #[test]
+    fn the_repository_suites_load() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval");
+        let mut found = Vec::new();
+        let mut folders = vec![root];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).expect("eval/").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    found.push(path);
+                }
+            }
+        }
+        assert!(!found.is_empty());
+        for path in found {
+            let suite = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let agent = path.parent().expect("folder").join(&suite.agent);
+            let config = mm_core::load_agent(&agent).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!config.tools.is_empty(), "{}", agent.display());
+        }
+    }
 }
