@@ -48,6 +48,22 @@
 //!    whose first sentence (the first two when the first apologises) says that the
 //!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
 //! 8. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
+//!
+//! ```
+//! use mm_core::junk::{AnswerContext, Junk, judge};
+//!
+//! let prompts = ["The VPN is down for everyone. Open a high priority ticket."];
+//! let outputs = ["Opened T-1042 (high): VPN down for everyone"];
+//! let ctx = AnswerContext {
+//!     prompts: &prompts,
+//!     tool_outputs: &outputs,
+//!     calls_succeeded: true,
+//!     ..AnswerContext::default()
+//! };
+//! assert_eq!(judge("VPN down", &ctx), Some(Junk::CopiedPrompt));
+//! assert_eq!(judge("I'm sorry, but I can't assist with that.", &ctx), Some(Junk::Refusal));
+//! assert_eq!(judge("I opened T-1042, high priority.", &ctx), None);
+//! ```
 
 mod language;
 mod shapes;
