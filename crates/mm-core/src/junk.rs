@@ -1,81 +1,336 @@
-//! Is an answer useless? (placeholder: the full judge lands with `mm eval`'s judging.)
+//! Is this answer useless? The one judge of a model's final answer, used by `mm eval` (a run
+//! whose answer is junk fails) and by the turn loop.
+//!
+//! Small models fail in ways a check of the tool calls alone does not see: they copy the prompt
+//! back, print a tool's output or mm's own message instead of answering, write the call they
+//! meant to make as text, dump the tool list, refuse after a call that worked, or stop at
+//! `max_tokens`. [`judge`] names the first of these [`Junk`] classes an answer falls in, from the
+//! answer and what the model saw ([`AnswerContext`]); `None` means the answer may be read as
+//! one. False positives are as bad as misses: every rule below errs towards passing an answer.
+//!
+//! Texts are compared as **words**: lower-cased runs of letters and digits, where `.` `-` `_`
+//! `/` `:` `'` between two of them stay inside the word (`1.4.2`, `T-1042`, `l'état` are one
+//! word each); everything else (spaces, punctuation, case) is ignored. Two measures:
+//!
+//! - **in-order overlap** (prompts): the longest common subsequence of the two word lists, `L`;
+//! - **3-word shingles** (tool outputs, mm's messages): a word of one text is *covered* by the
+//!   other when it lies in a run of 3 consecutive words that also occurs, in the same order, in
+//!   the other (the whole text when it is shorter than 3 words). Re-worded facts break the runs;
+//!   a pasted block keeps them.
+//!
+//! The rules, checked in this order (docs/eval.md explains each with examples):
+//!
+//! 1. [`Junk::Empty`]: no letter or digit at all.
+//! 2. [`Junk::ToolList`]: `<tools>` anywhere, or a JSON tool definition (OpenAI's
+//!    `{"type":"function",…}`, `{"name","description","parameters":{schema}}`, lists of them)
+//!    that names one of the agent's tools or is the whole reply, or a reply that is nothing but a
+//!    JSON schema when no prompt mentions a schema.
+//! 3. [`Junk::CallAsText`]: a call marker anywhere (`<tool_call>`, `<function=`, `[TOOL_CALLS]`,
+//!    `<|python_tag|>`, `<function_call>`, or a tag `<NAME>` of a known tool), a JSON call
+//!    (`name`/`tool` + `arguments`/`parameters`/`args`/`input`, OpenAI's `{"function":{…}}`,
+//!    lists of them) to a known tool anywhere or to any tool as the whole reply, or a line that is
+//!    nothing but `NAME(…)` or `NAME: {…}` for a known tool.
+//! 4. [`Junk::CopiedMmMessage`]: one of mm's messages covers at least 80 % of an answer of 4
+//!    words or more, or the answer holds at least 95 % of the message and that is at least half
+//!    of the answer.
+//! 5. [`Junk::CopiedToolOutput`]: an output of 8 words or more of which the answer holds at least
+//!    95 %, making up at least half of the answer. (Shorter outputs — `Ticket T-1042 opened.` —
+//!    are often the answer itself.)
+//! 6. [`Junk::CopiedPrompt`], for an answer of 2 words or more and any prompt: the whole prompt
+//!    in order with words added that make up less than 20 % of the answer (when the prompt ends
+//!    with `?`, the answer must too: `What is the capital of France? Paris.` is an answer); or
+//!    the prompt in order with less than 20 % of its words left out and none added; or a *bare
+//!    fragment*: 2 or 3 words, all from the prompt in its order, when the prompt does not offer
+//!    its own answer (a yes/no question, a choice with "or", "whether"/"if": there `Billing
+//!    running` may be a yes) and, unless it asks an open question (what, where, …), is less than
+//!    half of the prompt (so `The VPN is up.` after `Check if the VPN is up.` passes).
+//! 7. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
+//!    whose first sentence (the first two when the first apologises) says that the
+//!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
+//! 8. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
+//!
+//! ```
+//! use mm_core::junk::{AnswerContext, Junk, judge};
+//!
+//! let prompts = ["The VPN is down for everyone. Open a high priority ticket."];
+//! let outputs = ["Opened T-1042 (high): VPN down for everyone"];
+//! let ctx = AnswerContext {
+//!     prompts: &prompts,
+//!     tool_outputs: &outputs,
+//!     calls_succeeded: true,
+//!     ..AnswerContext::default()
+//! };
+//! assert_eq!(judge("VPN down", &ctx), Some(Junk::CopiedPrompt));
+//! assert_eq!(judge("I'm sorry, but I can't assist with that.", &ctx), Some(Junk::Refusal));
+//! assert_eq!(judge("I opened T-1042, high priority.", &ctx), None);
+//! ```
 
-use serde::Serialize;
+mod language;
+mod shapes;
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
 
 /// Why an answer is useless.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Junk {
+    /// Nothing but whitespace, punctuation or symbols.
     Empty,
+    /// Cut at `max_tokens` (`finish_reason: length`).
     Truncated,
+    /// (Nearly) the user's message, or a bare fragment of it.
     CopiedPrompt,
+    /// (Nearly) the output of a tool, as the model read it.
     CopiedToolOutput,
+    /// (Nearly) a text mm wrote to the model (the answer to an invalid call, …).
     CopiedMmMessage,
+    /// A tool call written as text instead of made.
     CallAsText,
+    /// The tool list, or a tool's schema, written out.
     ToolList,
+    /// "I can't help with that" after a call that worked.
     Refusal,
 }
 
 impl Junk {
+    /// What the answer was, for a person: "a copy of the prompt".
     pub fn describe(self) -> &'static str {
         match self {
             Junk::Empty => "an empty answer",
             Junk::Truncated => "an answer cut at max_tokens",
             Junk::CopiedPrompt => "a copy of the prompt",
             Junk::CopiedToolOutput => "a copy of a tool's output",
-            Junk::CopiedMmMessage => "a copy of mm's own message",
+            Junk::CopiedMmMessage => "a copy of mm's own message to the model",
             Junk::CallAsText => "a tool call written as text",
-            Junk::ToolList => "the tool list",
+            Junk::ToolList => "the tool list written out",
             Junk::Refusal => "a refusal after a call that worked",
+        }
+    }
+
+    /// The class's name as serialised: `copied_prompt`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Junk::Empty => "empty",
+            Junk::Truncated => "truncated",
+            Junk::CopiedPrompt => "copied_prompt",
+            Junk::CopiedToolOutput => "copied_tool_output",
+            Junk::CopiedMmMessage => "copied_mm_message",
+            Junk::CallAsText => "call_as_text",
+            Junk::ToolList => "tool_list",
+            Junk::Refusal => "refusal",
         }
     }
 }
 
-/// What an answer is judged against.
+impl std::fmt::Display for Junk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the model saw in the turn that ended with the answer.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct AnswerContext<'a> {
+    /// The user's message(s) of the conversation.
     pub prompts: &'a [&'a str],
+    /// What tools returned to the model in this turn (calls that ran).
     pub tool_outputs: &'a [&'a str],
+    /// Texts mm itself wrote to the model (answers to invalid, unknown or refused calls,
+    /// notices).
     pub mm_messages: &'a [&'a str],
+    /// The names of the agent's tools and skills.
     pub names: &'a [&'a str],
+    /// The reply was cut at `max_tokens` (`finish_reason: "length"`).
     pub truncated: bool,
+    /// At least one tool call ran successfully in this turn.
     pub calls_succeeded: bool,
 }
 
-fn norm(text: &str) -> String {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// Words per shingle (see the module's documentation).
+const SHINGLE: usize = 3;
+/// A copied output or message: the share of it the answer holds, in percent.
+const SOURCE_HELD: usize = 95;
+/// … and the share of the answer it makes up, in percent.
+const ANSWER_MADE_OF_SOURCE: usize = 50;
+/// An answer made (in percent) of one of mm's messages, whatever the message's length…
+const ANSWER_FROM_MESSAGE: usize = 80;
+/// … when it has at least this many words.
+const MIN_MESSAGE_COPY: usize = 4;
+/// Outputs shorter than this are never "copied": repeating them is often the answer.
+const MIN_OUTPUT_WORDS: usize = 8;
+/// A near copy of a prompt: words added or left out, in percent.
+const PROMPT_CHANGE: usize = 20;
+/// The longest bare fragment of a prompt.
+const MAX_FRAGMENT: usize = 3;
 
-/// The junk class of `answer`, if it is junk.
+/// The first junk class `answer` falls in, or `None` when it may be read as an answer.
 pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
-    let text = answer.trim();
-    if text.is_empty() {
+    if !answer.chars().any(char::is_alphanumeric) {
         return Some(Junk::Empty);
     }
-    if ctx.truncated {
-        return Some(Junk::Truncated);
-    }
-    if text.contains("<tools>") || text.contains("\"type\": \"function\"") {
+    if shapes::tool_list(answer, ctx.names, ctx.prompts) {
         return Some(Junk::ToolList);
     }
-    if (text.starts_with('{') || text.starts_with("```") || text.starts_with('['))
-        && text.contains("\"name\"")
-    {
+    if shapes::call_as_text(answer, ctx.names) {
         return Some(Junk::CallAsText);
     }
-    let n = norm(text);
-    if ctx.prompts.iter().any(|p| norm(p) == n) {
-        return Some(Junk::CopiedPrompt);
-    }
-    if ctx.tool_outputs.iter().any(|o| norm(o) == n) {
-        return Some(Junk::CopiedToolOutput);
-    }
-    if ctx.mm_messages.iter().any(|m| norm(m) == n) {
+    let words = words(answer);
+    if ctx
+        .mm_messages
+        .iter()
+        .any(|m| copied_message(&words, &self::words(m)))
+    {
         return Some(Junk::CopiedMmMessage);
     }
-    None
+    if ctx
+        .tool_outputs
+        .iter()
+        .any(|o| copied_output(&words, &self::words(o)))
+    {
+        return Some(Junk::CopiedToolOutput);
+    }
+    if ctx.prompts.iter().any(|p| copied_prompt(answer, &words, p)) {
+        return Some(Junk::CopiedPrompt);
+    }
+    if ctx.calls_succeeded && language::refusal(answer) {
+        return Some(Junk::Refusal);
+    }
+    ctx.truncated.then_some(Junk::Truncated)
 }
+
+/// Characters that stay inside a word between two letters or digits.
+const JOINERS: [char; 6] = ['.', '-', '_', '/', ':', '\''];
+
+/// The words of `text`, lower-cased (see the module's documentation).
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = text.chars().map(straight).peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty()
+            && JOINERS.contains(&c)
+            && chars.peek().is_some_and(|n| n.is_alphanumeric())
+        {
+            word.push(c);
+        } else if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// Typographic apostrophes as the plain one.
+fn straight(c: char) -> char {
+    if matches!(c, '\u{2019}' | '\u{2018}' | '\u{02bc}') {
+        '\''
+    } else {
+        c
+    }
+}
+
+/// `part` is at least `percent` % of `whole` (`whole` > 0).
+fn at_least(part: usize, whole: usize, percent: usize) -> bool {
+    whole > 0 && part * 100 >= whole * percent
+}
+
+/// `part` is more than `percent` % of `whole`.
+fn more_than(part: usize, whole: usize, percent: usize) -> bool {
+    part * 100 > whole * percent
+}
+
+/// The length of the longest common subsequence of two word lists.
+fn in_order(a: &[String], b: &[String]) -> usize {
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// How many words of `of` lie in a shingle that also occurs in `other` (the whole of `of` as
+/// one shingle when it is shorter than [`SHINGLE`]).
+fn covered(of: &[String], other: &[String]) -> usize {
+    let n = SHINGLE.min(of.len());
+    if n == 0 || other.len() < n {
+        return 0;
+    }
+    let shingles: HashSet<&[String]> = other.windows(n).collect();
+    let mut marked = vec![false; of.len()];
+    for (i, window) in of.windows(n).enumerate() {
+        if shingles.contains(window) {
+            marked[i..i + n].iter_mut().for_each(|m| *m = true);
+        }
+    }
+    marked.iter().filter(|m| **m).count()
+}
+
+/// The answer is mostly `source`, pasted: it holds nearly all of it, and it is at least half
+/// of the answer.
+fn pasted(answer: &[String], source: &[String]) -> bool {
+    at_least(covered(source, answer), source.len(), SOURCE_HELD)
+        && at_least(covered(answer, source), answer.len(), ANSWER_MADE_OF_SOURCE)
+}
+
+fn copied_output(answer: &[String], output: &[String]) -> bool {
+    output.len() >= MIN_OUTPUT_WORDS && pasted(answer, output)
+}
+
+/// mm's messages are never an answer: a piece of one is enough.
+fn copied_message(answer: &[String], message: &[String]) -> bool {
+    if message.is_empty() {
+        return false;
+    }
+    (answer.len() >= MIN_MESSAGE_COPY
+        && at_least(covered(answer, message), answer.len(), ANSWER_FROM_MESSAGE))
+        || pasted(answer, message)
+}
+
+fn copied_prompt(answer: &str, words: &[String], prompt: &str) -> bool {
+    let prompt_words = self::words(prompt);
+    if words.len() < 2 || prompt_words.is_empty() {
+        return false;
+    }
+    let common = in_order(words, &prompt_words);
+    // The whole prompt, with a few words around it; a question copied is still a question.
+    let with_additions = common == prompt_words.len()
+        && more_than(common, words.len(), 100 - PROMPT_CHANGE)
+        && (!ends_as_question(prompt) || ends_as_question(answer));
+    // The prompt with a few of its words left out, nothing added.
+    let with_omissions =
+        common == words.len() && more_than(common, prompt_words.len(), 100 - PROMPT_CHANGE);
+    if with_additions || with_omissions {
+        return true;
+    }
+    if common != words.len() || words.len() > MAX_FRAGMENT {
+        return false;
+    }
+    let shape = language::prompt_shape(prompt);
+    !shape.offers_answer && (shape.open_question || common * 2 < prompt_words.len())
+}
+
+fn ends_as_question(text: &str) -> bool {
+    text.trim_end()
+        .trim_end_matches(['"', '\'', ')', '*', '`'])
+        .ends_with(['?', '？'])
+}
+
+#[cfg(test)]
+#[path = "junk_tests.rs"]
+mod tests;

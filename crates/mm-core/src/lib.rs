@@ -30,6 +30,7 @@ pub use args::{Invalid, ParamSpec, ParamType, Params, render_value};
 pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode, base_url};
 pub use events::{Event, EventSink, ToolCallRecord};
 pub use hooks::Hooks;
+pub use junk::{AnswerContext, Junk};
 pub use output::{Captured, Echo, Output};
 pub use permissions::{
     ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, project_file,

@@ -123,10 +123,7 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
         .as_array()
         .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(
-        roles,
-        ["system", "user", "assistant", "user"]
-    );
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
     assert_eq!(last["messages"][2]["content"], "It said hi.");
     // The session itself still holds everything.
     assert_eq!(again.messages().len(), 6);

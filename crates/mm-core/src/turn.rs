@@ -89,6 +89,9 @@ pub struct TurnResult {
     pub usage: Usage,
     /// Why the turn stopped, for the user, when it did not end with an answer.
     pub message: Option<String>,
+    /// When the model gave no usable answer (twice) and `result` is the output of its last call
+    /// or empty ([`StopReason::NoAnswer`]): what its last reply was instead.
+    pub junk: Option<Junk>,
 }
 
 /// What the next request asks for.
@@ -166,6 +169,7 @@ pub async fn run_turn(
         tool_calls: Vec::new(),
         usage: Usage::default(),
         message: None,
+        junk: None,
     };
 
     while result.turns < opts.limits.max_turns {
@@ -342,7 +346,11 @@ async fn ask_model(
         };
         events(&event);
     };
-    let strict = if request.tools.is_empty() { &[] } else { strict };
+    let strict = if request.tools.is_empty() {
+        &[]
+    } else {
+        strict
+    };
     provider
         .chat_with_schemas(request, strict, &mut on_delta, &opts.cancel)
         .await
@@ -405,18 +413,36 @@ fn note(seen: &mut Seen, registry: &Registry, call: &ToolCall, outcome: &CallRes
     }
 }
 
-/// The messages to send: earlier turns as a dialogue (their questions and answers, without
-/// their calls and results), then this turn as it is.
+/// The messages to send: earlier turns as a dialogue (the question and the answer of each turn
+/// that ended with one, without its calls and results), then this turn as it is. A turn that
+/// ended without an answer (stopped, interrupted, cut by a crash) is sent whole: dropping its
+/// calls would leave two user messages in a row, which strict chat templates refuse.
 fn dialogue(messages: &[Message], start: usize) -> Vec<Message> {
     let mut sent = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
-        let earlier = i < start && i > 0;
-        match message {
-            Message::Tool { .. } if earlier => {}
-            Message::Assistant { tool_calls, .. } if earlier && !tool_calls.is_empty() => {}
-            other => sent.push(other.clone()),
+    let mut turn_start = 0;
+    for i in 0..=start.min(messages.len()) {
+        let boundary = i == start || matches!(messages.get(i), Some(Message::User(_)));
+        if !boundary {
+            continue;
         }
+        let turn = &messages[turn_start..i];
+        let answered = matches!(
+            turn.last(),
+            Some(Message::Assistant { tool_calls, .. }) if tool_calls.is_empty()
+        );
+        for message in turn {
+            let call_or_result = match message {
+                Message::Tool { .. } => true,
+                Message::Assistant { tool_calls, .. } => !tool_calls.is_empty(),
+                _ => false,
+            };
+            if !(answered && call_or_result) {
+                sent.push(message.clone());
+            }
+        }
+        turn_start = i;
     }
+    sent.extend_from_slice(&messages[start.min(messages.len())..]);
     sent
 }
 
@@ -466,6 +492,7 @@ fn fall_back(
     junk: Junk,
     opts: &TurnOptions,
 ) -> TurnResult {
+    result.junk = Some(junk);
     let last = seen
         .ran
         .iter()

@@ -29,10 +29,12 @@ pub(crate) async fn render(mut reply: Reply, request: &Value, number: usize) -> 
         reply = *inner;
     }
     let stream = request["stream"] == true;
-    // A JSON schema, or llama-server's grammar: either way the reply is the constrained JSON.
-    let constrained = ["response_format", "grammar"]
-        .iter()
-        .any(|key| request.get(*key).is_some_and(|f| !f.is_null()));
+    // A JSON schema, or llama-server's grammar of constrained mode: either way the reply is the
+    // constrained JSON. The grammar of a native answer step (it forbids `{`) asks for words.
+    let json_grammar = request["grammar"]
+        .as_str()
+        .is_some_and(|g| !g.starts_with("root ::= [^{"));
+    let constrained = json_grammar || request.get("response_format").is_some_and(|f| !f.is_null());
     let headers = std::mem::take(&mut reply.headers);
     let mut call_ids = Vec::new();
     let mut response = match &reply.kind {
@@ -169,11 +171,11 @@ fn message(reply: &Reply, constrained: bool, number: usize) -> Message {
     }
 }
 
-fn finish_reason(message: &Message) -> &'static str {
-    if message.calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
+fn finish_reason<'a>(reply: &'a Reply, message: &Message) -> &'a str {
+    match &reply.finish_reason {
+        Some(reason) => reason,
+        None if message.calls.is_empty() => "stop",
+        None => "tool_calls",
     }
 }
 
@@ -260,7 +262,7 @@ fn chunks(
         }
     }
     // llama.cpp adds `timings` to the last chunk: clients must ignore what they do not know.
-    let mut last = chunk(number, json!({}), Some(finish_reason(message)));
+    let mut last = chunk(number, json!({}), Some(finish_reason(reply, message)));
     last["timings"] = json!({"prompt_n": 10, "predicted_n": 5, "predicted_per_second": 42.0});
     out.push(event(&last));
     if include_usage && reply.usage.is_some() {
@@ -300,7 +302,7 @@ fn whole(reply: &Reply, message: &Message, number: usize) -> Value {
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": "scripted",
-        "choices": [{"index": 0, "message": body, "finish_reason": finish_reason(message)}],
+        "choices": [{"index": 0, "message": body, "finish_reason": finish_reason(reply, message)}],
         "usage": usage(reply),
     })
 }

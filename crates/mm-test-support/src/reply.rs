@@ -13,6 +13,8 @@ pub struct Reply {
     pub(crate) reasoning: Option<String>,
     pub(crate) usage: Option<(u64, u64)>,
     pub(crate) headers: Vec<(String, String)>,
+    /// The `finish_reason` sent instead of `stop` / `tool_calls`.
+    pub(crate) finish_reason: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +44,7 @@ impl Reply {
             reasoning: None,
             usage: None,
             headers: Vec::new(),
+            finish_reason: None,
         }
     }
 
@@ -127,6 +130,12 @@ impl Reply {
     /// Token counts reported in `usage`.
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
         self.usage = Some((prompt_tokens, completion_tokens));
+        self
+    }
+
+    /// Ends with this `finish_reason` (`length`: the reply was cut at `max_tokens`).
+    pub fn with_finish_reason(mut self, reason: impl Into<String>) -> Self {
+        self.finish_reason = Some(reason.into());
         self
     }
 

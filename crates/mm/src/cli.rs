@@ -40,6 +40,15 @@ pub struct Cli {
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
 
+    /// The sampling temperature sent with every request (default: the server's own).
+    #[arg(long, value_name = "T", global = true, value_parser = temperature)]
+    pub temperature: Option<f64>,
+
+    /// The sampling seed sent with every request (default: the server's own). `mm eval` gives
+    /// each run its own: N plus the run's number.
+    #[arg(long, value_name = "N", global = true)]
+    pub seed: Option<u64>,
+
     /// Ask the server for whole replies instead of streamed ones.
     #[arg(long)]
     pub no_stream: bool,
@@ -83,6 +92,16 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+/// A temperature: a finite number, 0 or more.
+fn temperature(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!(
+            "`{text}` is not a temperature (a number, 0 or more, like 0.7)"
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

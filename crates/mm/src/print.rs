@@ -81,6 +81,9 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
             return Err(Failure::runtime(message));
         }
     };
+    // The answer is the turn's last reply: cut when that reply was.
+    let truncated = result.stop_reason == StopReason::Done
+        && provider.last_finish_reason().as_deref() == Some("length");
     match format {
         OutputFormat::Text => {
             if result.stop_reason == StopReason::Done {
@@ -98,11 +101,11 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
             }
         }
         OutputFormat::Json => {
-            let object = json::result_object(&result, duration_ms, session.id());
+            let object = json::result_object(&result, duration_ms, session.id(), truncated);
             write_stdout(&format!("{object}\n"))?;
         }
         OutputFormat::StreamJson => {
-            let mut object = json::result_object(&result, duration_ms, session.id());
+            let mut object = json::result_object(&result, duration_ms, session.id(), truncated);
             if let Some(map) = object.as_object_mut() {
                 map.insert("type".into(), "result".into());
             }

@@ -35,6 +35,9 @@ pub struct Env {
     pub permissions: Permissions,
     /// Who is asked when a call needs consent (`None`: no terminal, the call is refused).
     pub asker: Option<Arc<dyn ConsentAsker>>,
+    /// `--temperature` and `--seed`, sent with every request when given.
+    pub temperature: Option<f64>,
+    pub seed: Option<u64>,
 }
 
 impl Env {
@@ -121,6 +124,8 @@ impl Env {
         pc.mode = self.config.tool_calls;
         pc.stream = stream;
         pc.reply_deadline = self.config.limits.reply_timeout;
+        pc.temperature = self.temperature;
+        pc.seed = self.seed;
         if let Some(var) = &self.config.api_key_env {
             match std::env::var(var) {
                 Ok(key) if !key.is_empty() => pc.api_key = Some(key),
@@ -184,6 +189,8 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         mcp: Vec::new(),
         permissions,
         asker: crate::consent::terminal_asker(),
+        temperature: cli.temperature,
+        seed: cli.seed,
     })
 }
 

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -37,6 +38,8 @@ pub struct Provider {
     ids: CallIds,
     /// The server refused `max_tokens` and asked for `max_completion_tokens`.
     completion_tokens_field: AtomicBool,
+    /// The `finish_reason` of the last complete reply.
+    last_finish: Mutex<Option<String>>,
 }
 
 /// Why an attempt failed, and whether another may succeed.
@@ -88,11 +91,22 @@ impl Provider {
             server: OnceCell::new(),
             ids: CallIds::default(),
             completion_tokens_field: AtomicBool::new(false),
+            last_finish: Mutex::new(None),
         })
     }
 
     pub fn config(&self) -> &ProviderConfig {
         &self.config
+    }
+
+    /// The `finish_reason` of the last reply [`chat`](Self::chat) returned: `length` when it
+    /// was cut at `max_tokens` (so a caller knows whether a turn's final answer is whole).
+    /// `None` before the first reply, or when the server gave none.
+    pub fn last_finish_reason(&self) -> Option<String> {
+        self.last_finish
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The context size in tokens: [`ProviderConfig::context_size`] when set, else llama-server's
@@ -167,7 +181,13 @@ impl Provider {
         loop {
             let failure = match cancellable(cancel, self.attempt(request, strict, on_delta)).await?
             {
-                Ok(response) => return Ok(response),
+                Ok(response) => {
+                    *self
+                        .last_finish
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = response.finish_reason.clone();
+                    return Ok(response);
+                }
                 Err(failure) => failure,
             };
             let (error, after) = match failure {
@@ -315,6 +335,8 @@ impl Provider {
             tool_choice,
             max_tokens: (!completion_tokens).then_some(request.max_tokens),
             max_completion_tokens: completion_tokens.then_some(request.max_tokens),
+            temperature: self.config.temperature,
+            seed: self.config.seed,
             stream: self.config.stream,
             stream_options: self.config.stream.then_some(wire::StreamOptions {
                 include_usage: true,

@@ -23,7 +23,7 @@ use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
 
 pub use client::Provider;
-pub use wire::{ANSWER_FROM_RESULTS, ANSWER_REQUESTS};
+pub use wire::{ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS};
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +141,11 @@ pub struct ProviderConfig {
     /// The context size in tokens when the user knows it better than the server says (Ollama
     /// reports none); `None`: what llama-server's `/props` says.
     pub context_size: Option<u64>,
+    /// Sent as `temperature` in every request when set; `None`: the server's default.
+    pub temperature: Option<f64>,
+    /// Sent as `seed` in every request when set (llama.cpp, vLLM, Ollama and OpenAI read it);
+    /// with a temperature above 0, the same seed gives the same reply.
+    pub seed: Option<u64>,
 }
 
 impl ProviderConfig {
@@ -156,6 +161,8 @@ impl ProviderConfig {
             retries: 3,
             backoff: Duration::from_millis(500),
             context_size: None,
+            temperature: None,
+            seed: None,
         }
     }
 }

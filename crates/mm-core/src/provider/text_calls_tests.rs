@@ -258,7 +258,10 @@ fn the_stream_can_stop_once_a_call_is_complete() {
 #[test]
 fn gate_holds_a_reply_that_opens_like_a_python_call() {
     assert_eq!(gate_run(&["release(", "version=\"1\")"], &tools()), "");
-    assert_eq!(gate_run(&["release: ", "{\"version\": \"1\"}"], &tools()), "");
+    assert_eq!(
+        gate_run(&["release: ", "{\"version\": \"1\"}"], &tools()),
+        ""
+    );
     assert_eq!(
         gate_run(&["Hello", " there", ": yes"], &tools()),
         "Hello there: yes"

@@ -29,6 +29,11 @@ pub(crate) struct Request<'a> {
     pub max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_completion_tokens: Option<u32>,
+    /// Only when asked for (`--temperature`): the first request's size is a budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
@@ -104,7 +109,7 @@ impl WireMessage {
 /// results (rendered by its template as a user turn) got the same call again as text, with the
 /// tools, without them and with `tool_choice: "none"` alike; a closing user turn that asks for an
 /// answer got one in words from the results, for each question tried (docs/models.md).
-pub(crate) const ANSWER_NOW: &str =
+pub const ANSWER_NOW: &str =
     "Do not call a tool again: answer my question in words, using the tool results above.";
 
 /// The user message that closes an answer-only request whose conversation ends with the user's

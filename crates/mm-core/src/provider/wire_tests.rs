@@ -180,6 +180,8 @@ fn request_serialisation() {
         tool_choice: None,
         max_tokens: Some(100),
         max_completion_tokens: None,
+        temperature: None,
+        seed: None,
         stream: true,
         stream_options: Some(StreamOptions {
             include_usage: true,

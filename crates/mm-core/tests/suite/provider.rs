@@ -262,17 +262,27 @@ async fn recognises_a_tool_call_written_as_text_and_does_not_show_it() {
 }
 
 #[tokio::test]
-async fn a_text_call_to_an_unknown_tool_stays_text() {
+async fn a_text_call_to_an_unknown_tool_is_a_call_the_pipeline_answers() {
+    // A reply that is nothing but a call (SPEC §2b): never shown as the answer, even when the
+    // name is no tool — the call pipeline answers it, naming the tools.
     let text = "{\"name\": \"weather\", \"parameters\": {\"city\": \"Paris\"}}";
+    let server = ScriptedServer::start(vec![Reply::text(text)]);
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    assert_eq!(outcome.response().content, "");
+    assert_eq!(outcome.response().tool_calls.len(), 1);
+    assert_eq!(outcome.response().tool_calls[0].name, "weather");
+    assert!(outcome.response().calls_as_text);
+    assert_eq!(outcome.text(), "", "held back, never shown");
+}
+
+#[tokio::test]
+async fn a_text_call_to_an_unknown_tool_inside_prose_stays_text() {
+    let text = "Try {\"name\": \"weather\", \"parameters\": {\"city\": \"Paris\"}}";
     let server = ScriptedServer::start(vec![Reply::text(text)]);
     let outcome = chat(&provider_for(&server, |_| {})).await;
     assert_eq!(outcome.response().content, text);
     assert!(outcome.response().tool_calls.is_empty());
-    assert_eq!(
-        outcome.text(),
-        text,
-        "held back while it could be a call, then shown"
-    );
+    assert_eq!(outcome.text(), text);
 }
 
 #[tokio::test]
@@ -784,4 +794,42 @@ async fn constrained_mode_on_llama_server_falls_back_to_the_schema_for_complex_t
     let sent = &server.requests()[0];
     assert!(sent.get("grammar").is_none());
     assert_eq!(sent["response_format"]["type"], "json_schema");
+}
+
+#[tokio::test]
+async fn temperature_and_seed_are_sent_only_when_set() {
+    let server = ScriptedServer::start(vec![Reply::text("a"), Reply::text("b")]);
+    let _ = chat(&provider_for(&server, |_| {})).await.response();
+    let sampled = provider_for(&server, |c| {
+        c.temperature = Some(0.7);
+        c.seed = Some(42);
+    });
+    let _ = chat(&sampled).await.response();
+    let requests = server.requests();
+    let (plain, sampled) = (&requests[0], &requests[1]);
+    assert!(plain.get("temperature").is_none(), "{plain}");
+    assert!(plain.get("seed").is_none(), "{plain}");
+    assert_eq!(sampled["temperature"], json!(0.7));
+    assert_eq!(sampled["seed"], json!(42));
+    // Nothing else changes: unset, the body is byte for byte what it was (its size is a budget).
+    let mut without = sampled.clone();
+    if let Some(map) = without.as_object_mut() {
+        map.remove("temperature");
+        map.remove("seed");
+    }
+    assert_eq!(&without, plain);
+}
+
+#[tokio::test]
+async fn the_last_finish_reason_says_when_a_reply_was_cut() {
+    let server = ScriptedServer::start(vec![
+        Reply::text("The billing service is").with_finish_reason("length"),
+        Reply::text("Whole."),
+    ]);
+    let provider = provider_for(&server, |_| {});
+    assert_eq!(provider.last_finish_reason(), None);
+    let _ = chat(&provider).await.response();
+    assert_eq!(provider.last_finish_reason().as_deref(), Some("length"));
+    let _ = chat(&provider).await.response();
+    assert_eq!(provider.last_finish_reason().as_deref(), Some("stop"));
 }

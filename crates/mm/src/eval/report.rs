@@ -1,33 +1,80 @@
-//! What an eval prints and writes: the seed-style table (successes/runs and mean seconds per
-//! model × mode, then per case and language), the JSON of every run, an SVG chart, and the
-//! comparison with an earlier JSON.
+//! What an eval prints and writes: the table (per model × mode: actions and no-tool questions
+//! right with their 95 % Wilson intervals, mean seconds, the failures by class; then per case
+//! and language), the JSON of every run, an SVG chart, and the comparison with an earlier JSON.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::judge::FailureClass;
+use super::run::ToolResult;
 use super::suite::Mode;
 
-/// One run, as written to the JSON file.
+/// One run, as written to the JSON file. Fields an older results.json lacks get their
+/// defaults: such a run is *unjudged* (`judged: false`, its `ok` from the calls alone).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub model: String,
     pub mode: Mode,
+    #[serde(default)]
+    pub suite: String,
+    /// `SUITE/CASE` (older files: the case id alone).
     pub case: String,
     pub language: String,
     /// 1-based, per case and language.
     pub run: u32,
     pub prompt: String,
+    /// The earlier turns of a `history` case, in order (their calls are not judged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<EarlierTurn>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub ok: bool,
+    /// Judged by the whole run (calls, answer checks, junk); older files judged calls only.
+    #[serde(default)]
+    pub judged: bool,
+    /// The case expects a call (an action) rather than none (a question no tool answers).
+    #[serde(default)]
+    pub expects_call: Option<bool>,
+    /// Why the run failed (`null` when it did not).
+    #[serde(default)]
+    pub failure: Option<FailureClass>,
+    /// The junk class when `failure` is `junk`.
+    #[serde(default)]
+    pub junk: Option<String>,
+    /// The `answer:` check that failed, when `failure` is `bad_answer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_check: Option<String>,
+    /// Wall time of every turn of the run.
     pub seconds: f64,
-    /// The tool calls mm reported (`--output-format json`).
+    /// The tool calls mm reported in the judged turn.
     pub calls: Value,
-    /// What the recording wrapper wrote: `{"program", "argv"}` per program run.
+    /// What the recording wrapper wrote in the judged turn: `{"program", "argv"}` per run.
     pub recorded: Vec<Value>,
+    /// What the model read back from each call of the judged turn.
+    #[serde(default)]
+    pub tool_results: Vec<ToolResult>,
     pub tokens: Value,
     pub answer: String,
+    /// The answer was cut at `max_tokens`.
+    #[serde(default)]
+    pub truncated: bool,
     pub stop_reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An earlier turn of a `history` case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EarlierTurn {
+    pub prompt: String,
+    pub answer: String,
+    pub stop_reason: String,
+    pub calls: Value,
+    pub recorded: Vec<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -35,45 +82,123 @@ pub struct RunRecord {
 /// The JSON file of an eval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
+    /// The suite files, comma-separated.
     pub suite: String,
+    /// The suites' names.
+    #[serde(default)]
+    pub suites: Vec<String>,
     pub date: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The base seed (each run's is this plus its number), when seeds were sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Whether the eval was stopped before every run was done (Ctrl-C).
     pub interrupted: bool,
     pub runs: Vec<RunRecord>,
 }
 
-#[derive(Default, Clone, Copy)]
+/// The 95 % Wilson score interval of `k` successes in `n` runs, as fractions. Unlike `k/n ±
+/// 1.96·σ` it stays within [0, 1] and is honest at 0/n and n/n, which is where a handful of
+/// runs per case lands.
+pub fn wilson(k: u32, n: u32) -> (f64, f64) {
+    const Z: f64 = 1.959_963_984_540_054;
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let n = f64::from(n);
+    let p = f64::from(k) / n;
+    let z2 = Z * Z;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denominator;
+    let half = Z / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// `27/30 90% [74–97]`: successes, rate, 95 % Wilson interval in percent.
+fn rate(k: u32, n: u32) -> String {
+    if n == 0 {
+        return "—".into();
+    }
+    let (low, high) = wilson(k, n);
+    format!(
+        "{k}/{n} {:.0}% [{:.0}–{:.0}]",
+        100.0 * f64::from(k) / f64::from(n),
+        100.0 * low,
+        100.0 * high
+    )
+}
+
+/// Counts over a set of runs.
+#[derive(Default)]
 struct Tally {
-    ok: u32,
     runs: u32,
+    ok: u32,
+    actions: (u32, u32),
+    questions: (u32, u32),
     seconds: f64,
+    failures: Vec<(FailureClass, u32)>,
+    junk: Vec<String>,
 }
 
 impl Tally {
-    fn add(&mut self, run: &RunRecord) {
-        self.runs += 1;
-        self.ok += u32::from(run.ok);
-        self.seconds += run.seconds;
+    fn of<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Self {
+        let mut t = Tally::default();
+        for run in runs {
+            t.runs += 1;
+            t.ok += u32::from(run.ok);
+            t.seconds += run.seconds;
+            let kind = match run.expects_call {
+                Some(true) => Some(&mut t.actions),
+                Some(false) => Some(&mut t.questions),
+                None => None,
+            };
+            if let Some((right, all)) = kind {
+                *right += u32::from(run.ok);
+                *all += 1;
+            }
+            if let Some(class) = run.failure {
+                match t.failures.iter_mut().find(|(c, _)| *c == class) {
+                    Some((_, n)) => *n += 1,
+                    None => t.failures.push((class, 1)),
+                }
+            }
+            t.junk.extend(run.junk.clone());
+        }
+        t
     }
-    fn cell(self) -> String {
+
+    fn failures(&self, class: FailureClass) -> u32 {
+        self.failures
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// `3/5`, with the failures when there are some: `3/5 (1 no_call, 1 junk: refusal)`.
+    fn cell(&self) -> String {
         if self.runs == 0 {
             return "—".into();
         }
-        format!(
-            "{}/{} ({:.1} s)",
-            self.ok,
-            self.runs,
-            self.seconds / f64::from(self.runs)
-        )
+        let mut why: Vec<String> = Vec::new();
+        for class in FailureClass::ALL {
+            let n = self.failures(class);
+            if n == 0 {
+                continue;
+            }
+            if class == FailureClass::Junk && !self.junk.is_empty() {
+                why.push(format!("{n} junk: {}", self.junk.join(", ")));
+            } else {
+                why.push(format!("{n} {}", class.as_str()));
+            }
+        }
+        let counts = format!("{}/{}", self.ok, self.runs);
+        if why.is_empty() {
+            counts
+        } else {
+            format!("{counts} ({})", why.join(", "))
+        }
     }
-}
-
-fn tally<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Tally {
-    let mut t = Tally::default();
-    for run in runs {
-        t.add(run);
-    }
-    t
 }
 
 /// In order of first appearance.
@@ -92,43 +217,52 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
     let runs = &results.runs;
     let models = distinct(runs.iter().map(|r| r.model.clone()));
     let mut text = String::new();
-    let header = |text: &mut String, first: &[&str]| {
-        let mut cols: Vec<&str> = first.to_vec();
-        cols.extend(modes.iter().map(|m| m.title()));
-        let _ = writeln!(text, "| {} |", cols.join(" | "));
-        let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
-    };
-    header(&mut text, &["model"]);
+    let mut cols = vec![
+        "model",
+        "mode",
+        "actions right",
+        "no-tool questions right",
+        "mean s",
+    ];
+    cols.extend(FailureClass::ALL.iter().map(|c| c.as_str()));
+    let _ = writeln!(text, "| {} |", cols.join(" | "));
+    let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
     for model in &models {
-        let cells: Vec<String> = modes
-            .iter()
-            .map(|mode| tally(runs.iter().filter(|r| &r.model == model && r.mode == *mode)).cell())
-            .collect();
-        let _ = writeln!(text, "| {model} | {} |", cells.join(" | "));
+        for mode in modes {
+            let t = Tally::of(runs.iter().filter(|r| &r.model == model && r.mode == *mode));
+            if t.runs == 0 {
+                continue;
+            }
+            let mut cells = vec![
+                model.clone(),
+                mode.title().to_string(),
+                rate(t.actions.0, t.actions.1),
+                rate(t.questions.0, t.questions.1),
+                format!("{:.1}", t.seconds / f64::from(t.runs)),
+            ];
+            cells.extend(FailureClass::ALL.iter().map(|c| t.failures(*c).to_string()));
+            let _ = writeln!(text, "| {} |", cells.join(" | "));
+        }
     }
     text.push('\n');
-    header(&mut text, &["model", "case", "language"]);
+    let mut cols = vec!["model", "case", "language"];
+    cols.extend(modes.iter().map(|m| m.title()));
+    let _ = writeln!(text, "| {} |", cols.join(" | "));
+    let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
     for model in &models {
-        let cases = distinct(
-            runs.iter()
-                .filter(|r| &r.model == model)
-                .map(|r| r.case.clone()),
-        );
-        for case in &cases {
+        let of_model = || runs.iter().filter(|r| &r.model == model);
+        for case in &distinct(of_model().map(|r| r.case.clone())) {
             let languages = distinct(
-                runs.iter()
-                    .filter(|r| &r.model == model && &r.case == case)
+                of_model()
+                    .filter(|r| &r.case == case)
                     .map(|r| r.language.clone()),
             );
             for language in &languages {
                 let cells: Vec<String> = modes
                     .iter()
                     .map(|mode| {
-                        tally(runs.iter().filter(|r| {
-                            &r.model == model
-                                && r.mode == *mode
-                                && &r.case == case
-                                && &r.language == language
+                        Tally::of(of_model().filter(|r| {
+                            r.mode == *mode && &r.case == case && &r.language == language
                         }))
                         .cell()
                     })
@@ -144,37 +278,70 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
     text
 }
 
-/// What changed since `old`: per model and mode, successes and mean seconds before and now.
+/// What changed since `old`: per model and mode, actions and no-tool questions right, before
+/// and now. An older results.json's runs are unjudged (their calls alone were judged) and
+/// marked `*`; they are split into actions and questions by the case of the same id now.
 pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
-    let mut text = String::from("| model | mode | before | now |\n|---|---|---|---|\n");
+    let mut text = String::from(
+        "| model | mode | actions before | actions now | no-tool questions before | no-tool questions now |\n|---|---|---|---|---|---|\n",
+    );
+    let kind_now = |run: &RunRecord| {
+        run.expects_call.or_else(|| {
+            new.runs
+                .iter()
+                .find(|r| r.case == run.case || r.case.ends_with(&format!("/{}", run.case)))
+                .and_then(|r| r.expects_call)
+        })
+    };
+    let mut unjudged = false;
     let models = distinct(new.runs.iter().chain(&old.runs).map(|r| r.model.clone()));
     for model in &models {
         for mode in modes {
-            let pick = |results: &Results| {
-                tally(
-                    results
+            let mut cells = Vec::new();
+            let mut any = false;
+            for want in [true, false] {
+                for results in [old, new] {
+                    let runs: Vec<&RunRecord> = results
                         .runs
                         .iter()
-                        .filter(|r| &r.model == model && r.mode == *mode),
-                )
-            };
-            let (before, now) = (pick(old), pick(new));
-            if before.runs == 0 && now.runs == 0 {
-                continue;
+                        .filter(|r| {
+                            &r.model == model && r.mode == *mode && kind_now(r) == Some(want)
+                        })
+                        .collect();
+                    any |= !runs.is_empty();
+                    let ok = runs.iter().filter(|r| r.ok).count();
+                    let mark = if runs.iter().any(|r| !r.judged) {
+                        unjudged = true;
+                        "*"
+                    } else {
+                        ""
+                    };
+                    cells.push(if runs.is_empty() {
+                        "—".to_string()
+                    } else {
+                        format!("{ok}/{}{mark}", runs.len())
+                    });
+                }
             }
-            let _ = writeln!(
-                text,
-                "| {model} | {} | {} | {} |",
-                mode.title(),
-                before.cell(),
-                now.cell()
-            );
+            if any {
+                let _ = writeln!(
+                    text,
+                    "| {model} | {} | {} |",
+                    mode.title(),
+                    cells.join(" | ")
+                );
+            }
         }
+    }
+    if unjudged {
+        text.push_str(
+            "\n\\* unjudged: an older results.json, whose runs were judged by their calls alone\n",
+        );
     }
     text
 }
 
-/// A bar chart of the success rate per model and mode.
+/// A bar chart of the runs judged right per model and mode.
 pub fn svg(results: &Results, modes: &[Mode]) -> String {
     const BAR: f64 = 36.0;
     const GAP: f64 = 28.0;
@@ -190,7 +357,7 @@ pub fn svg(results: &Results, modes: &[Mode]) -> String {
     );
     let _ = writeln!(
         svg,
-        "<text x=\"10\" y=\"20\" font-size=\"13\">{}: calls with exactly the expected arguments</text>",
+        "<text x=\"10\" y=\"20\" font-size=\"13\">{}: runs right (the expected call, a real answer)</text>",
         escape(&results.suite)
     );
     for (i, mode) in modes.iter().enumerate() {
@@ -208,7 +375,7 @@ pub fn svg(results: &Results, modes: &[Mode]) -> String {
     for (g, model) in models.iter().enumerate() {
         let x0 = 40.0 + group * g as f64;
         for (i, mode) in modes.iter().enumerate() {
-            let t = tally(
+            let t = Tally::of(
                 results
                     .runs
                     .iter()
@@ -250,4 +417,53 @@ fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_intervals_match_known_values() {
+        // Reference values: Wilson (1927), as computed by statsmodels' proportion_confint(k, n,
+        // method="wilson") and R's prop.test(correct = FALSE).
+        let close = |(low, high): (f64, f64), want: (f64, f64)| {
+            assert!(
+                (low - want.0).abs() < 5e-4 && (high - want.1).abs() < 5e-4,
+                "got ({low:.4}, {high:.4}), want {want:?}"
+            );
+        };
+        close(wilson(5, 10), (0.2366, 0.7634));
+        close(wilson(27, 30), (0.7438, 0.9654));
+        close(wilson(0, 10), (0.0, 0.2775));
+        close(wilson(10, 10), (0.7225, 1.0));
+        close(wilson(1, 1), (0.2065, 1.0));
+        close(wilson(81, 263), (0.2553, 0.3662));
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
+        assert_eq!(rate(27, 30), "27/30 90% [74–97]");
+        assert_eq!(rate(0, 5), "0/5 0% [0–43]");
+        assert_eq!(rate(0, 0), "—");
+    }
+
+    #[test]
+    fn an_old_results_file_loads_as_unjudged() {
+        let old = r#"{"suite": "eval/seed.yaml", "date": "2026-01-01", "interrupted": false, "runs": [
+            {"model": "m", "mode": "declared", "case": "release", "language": "en", "run": 1,
+             "prompt": "p", "ok": true, "seconds": 1.0, "calls": [], "recorded": [], "tokens": null,
+             "answer": "done", "stop_reason": "done"}]}"#;
+        let old: Results = serde_json::from_str(old).expect("an old file loads");
+        assert!(!old.runs[0].judged);
+        assert_eq!(old.runs[0].expects_call, None);
+        let mut now = old.clone();
+        now.runs[0].case = "seed/release".into();
+        now.runs[0].judged = true;
+        now.runs[0].expects_call = Some(true);
+        now.runs[0].ok = false;
+        let text = compare(&old, &now, &[Mode::Declared]);
+        assert!(
+            text.contains("| m | declared | 1/1* | 0/1 | — | — |"),
+            "{text}"
+        );
+        assert!(text.contains("unjudged"), "{text}");
+    }
 }

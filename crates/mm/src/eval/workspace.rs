@@ -24,6 +24,9 @@ pub struct Workspace {
     pub serve: PathBuf,
     /// Folder of wrappers for programs outside the agent's folder, put first on PATH.
     pub bin: PathBuf,
+    /// The names of the agent's tools and skills, in every mode (for the junk judge: a call
+    /// to one of them written as text).
+    pub names: Vec<String>,
     config: AgentConfig,
 }
 
@@ -92,17 +95,55 @@ impl Workspace {
             skill,
             serve,
             bin,
+            names: names(config),
             config: config.clone(),
         })
     }
 
-    /// The agent file of an MCP-mode run, whose server is at `url`.
-    pub fn mcp_agent(&self, run: usize, url: &str) -> Result<PathBuf, String> {
-        let path = self.dir.path().join(format!(".mm-eval/mcp-{run}.md"));
+    /// The agent file of an MCP-mode turn (`key` names it), whose server is at `url`.
+    pub fn mcp_agent(&self, key: &str, url: &str) -> Result<PathBuf, String> {
+        let path = self.dir.path().join(format!(".mm-eval/mcp-{key}.md"));
         std::fs::write(&path, agent_text(&self.config, &Generated::Mcp(url)))
             .map_err(|e| e.to_string())?;
         Ok(path)
     }
+
+    /// The environment of every `mm` an eval starts: the run's log for the recording
+    /// wrappers, the wrappers' folder first on `PATH`, none of the user's `MM_*` settings, and
+    /// sessions (`XDG_DATA_HOME`, docs/sessions.md) and logs (`XDG_STATE_HOME`) inside the
+    /// eval's folder, never among the user's own.
+    pub fn environment(&self, command: &mut tokio::process::Command, log: &Path) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![self.bin.clone()];
+        paths.extend(std::env::split_paths(&path));
+        let own = self.dir.path().join(".mm-eval");
+        command
+            .env("MM_EVAL_LOG", log)
+            .env("PATH", std::env::join_paths(paths).unwrap_or(path))
+            .env("XDG_DATA_HOME", own.join("data"))
+            .env("XDG_STATE_HOME", own.join("state"))
+            .env_remove("MM_AGENT")
+            .env_remove("MM_MODEL")
+            .env_remove("MM_BASE_URL");
+    }
+}
+
+/// The names of the agent's declared tools, its built-ins, its skills, and the built-ins of
+/// skill mode.
+fn names(config: &AgentConfig) -> Vec<String> {
+    let (catalogue, _) = mm_core::skills::load(&config.skills);
+    let mut names: Vec<String> = config.tools.iter().map(|t| t.name.clone()).collect();
+    names.extend(catalogue.names().into_iter().map(str::to_string));
+    let registry = mm_core::Registry::from_config(config, &std::sync::Arc::new(catalogue));
+    names.extend(registry.iter().map(|t| t.spec().name.clone()));
+    names.extend(["bash".to_string(), "read_skill".to_string()]);
+    let mut unique = Vec::new();
+    for name in names {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    unique
 }
 
 /// The program as an absolute path: a bare name is looked up on PATH now, before the wrappers'

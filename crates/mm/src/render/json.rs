@@ -15,10 +15,16 @@ pub fn event_line(event: &Event) {
     }
 }
 
-/// The result object: `{"result","stop_reason","turns","tool_calls","usage","duration_ms"}`,
-/// `session_id` (for `--resume`) when the session is saved, and `message` when the turn
-/// stopped without an answer.
-pub fn result_object(result: &TurnResult, duration_ms: u64, session_id: &str) -> Value {
+/// The result object: `{"result","stop_reason","turns","tool_calls","usage","duration_ms",
+/// "truncated"}` (`truncated`: the answer was cut at `max_tokens`), `session_id` (for
+/// `--resume`) when the session is saved, and `message` when the turn stopped without an
+/// answer.
+pub fn result_object(
+    result: &TurnResult,
+    duration_ms: u64,
+    session_id: &str,
+    truncated: bool,
+) -> Value {
     let mut object = json!({
         "result": result.result,
         "stop_reason": result.stop_reason,
@@ -26,6 +32,7 @@ pub fn result_object(result: &TurnResult, duration_ms: u64, session_id: &str) ->
         "tool_calls": result.tool_calls,
         "usage": result.usage,
         "duration_ms": duration_ms,
+        "truncated": truncated,
     });
     if let Some(map) = object.as_object_mut() {
         if !session_id.is_empty() {
@@ -33,6 +40,9 @@ pub fn result_object(result: &TurnResult, duration_ms: u64, session_id: &str) ->
         }
         if let Some(message) = &result.message {
             map.insert("message".into(), Value::String(message.clone()));
+        }
+        if let Some(junk) = result.junk {
+            map.insert("junk".into(), Value::String(junk.as_str().into()));
         }
     }
     object

@@ -1,9 +1,11 @@
-//! `mm eval eval/seed.yaml` against the scripted model server, answering right for some cases
-//! and wrong for others: the table is exactly the expected one (mean seconds aside), a run
-//! counts only when the script really ran with exactly the expected argv, and the JSON, the
-//! chart and `--compare` say the same.
+//! `mm eval` against the scripted model server. The seed suite answers right for some cases and
+//! wrong for others in each mode; a helpdesk suite gives, in declared mode, one run of each
+//! failure class (junk of several kinds among them), an answer that fails its check, and a
+//! `history` case. The tables are exactly the expected ones (mean seconds aside), a run counts
+//! only when the script really ran with exactly the expected argv and the answer is a real one,
+//! and the JSON, the chart and `--compare` say the same.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use mm_test_support::{Reply, ScriptedServer};
@@ -25,45 +27,68 @@ fn seed() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../eval/seed.yaml")
 }
 
-/// Mean seconds vary: `(1.2 s)` becomes `(T)`.
+/// Mean seconds vary: the `mean s` column of the first table becomes `T`.
 fn mask_times(table: &str) -> String {
-    let mut out = String::new();
-    let mut rest = table;
-    while let Some(start) = rest.find(" (") {
-        let Some(end) = rest[start..].find(" s)") else {
-            break;
-        };
-        out.push_str(&rest[..start]);
-        out.push_str(" (T)");
-        rest = &rest[start + end + 3..];
+    let mut column = None;
+    let mut out = Vec::new();
+    for line in table.lines() {
+        let mut cells: Vec<String> = line.split(" | ").map(str::to_string).collect();
+        if line.is_empty() || !line.starts_with('|') {
+            column = None;
+        } else if let Some(at) = cells.iter().position(|c| c == "mean s") {
+            column = Some(at);
+        } else if let Some(at) = column.filter(|_| !line.starts_with("|---")) {
+            if let Some(cell) = cells.get_mut(at) {
+                *cell = "T".into();
+            }
+        }
+        out.push(cells.join(" | "));
     }
-    out.push_str(rest);
-    out
+    out.join("\n") + "\n"
 }
 
-fn eval(server: &ScriptedServer, dir: &std::path::Path, extra: &[&str]) -> String {
+/// `mm eval SUITES…` against `server` (`extra` after the suites), in `dir` as home; returns
+/// stdout and stderr.
+fn eval_suites(
+    server: &ScriptedServer,
+    dir: &Path,
+    suites: &[PathBuf],
+    extra: &[&str],
+) -> (String, String) {
     let mut cmd = Command::cargo_bin("mm").expect("mm");
     cmd.current_dir(dir)
         .env("HOME", dir)
         .env("TMPDIR", dir)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_STATE_HOME")
         .env_remove("MM_AGENT")
         .env_remove("MM_MODEL")
         .env_remove("MM_BASE_URL")
         .arg("eval")
-        .arg(seed())
-        .args([
-            "--runs",
-            "1",
-            "--base-url",
-            &server.base_url(),
-            "-m",
-            "scripted",
-            "--out",
-        ])
+        .args(suites)
+        .args(["--base-url", &server.base_url(), "-m", "scripted", "--out"])
         .arg(dir.join("out"))
         .args(extra);
     let out = cmd.assert().success();
-    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    let output = out.get_output();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The seed suite, one run per case and language.
+fn eval(server: &ScriptedServer, dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["--runs", "1"];
+    args.extend(extra);
+    eval_suites(server, dir, &[seed()], &args).0
+}
+
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join("out/results.json")).expect("results.json"),
+    )
+    .expect("json")
 }
 
 #[test]
@@ -138,51 +163,60 @@ fn the_seed_suite_gives_exactly_the_expected_table() {
         "every scripted reply was asked for"
     );
     let expected = "\
-| model | skill + bash | MCP | declared |
-|---|---|---|---|
-| scripted | 6/10 (T) | 8/10 (T) | 10/10 (T) |
+| model | mode | actions right | no-tool questions right | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| scripted | skill + bash | 3/6 50% [19–81] | 3/4 75% [30–95] | T | 0 | 0 | 1 | 1 | 0 | 2 | 0 | 0 |
+| scripted | MCP | 4/6 67% [30–90] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 0 |
+| scripted | declared | 6/6 100% [61–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |
 
 | model | case | language | skill + bash | MCP | declared |
 |---|---|---|---|---|---|
-| scripted | release | en | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | release | fr | 0/1 (T) | 0/1 (T) | 1/1 (T) |
-| scripted | pkgtest | en | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | pkgtest | fr | 0/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | status | en | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | status | fr | 0/1 (T) | 0/1 (T) | 1/1 (T) |
-| scripted | capital | en | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | capital | fr | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | haiku | en | 1/1 (T) | 1/1 (T) | 1/1 (T) |
-| scripted | haiku | fr | 0/1 (T) | 1/1 (T) | 1/1 (T) |
+| scripted | seed/release | en | 1/1 | 1/1 | 1/1 |
+| scripted | seed/release | fr | 0/1 (1 wrong_args) | 0/1 (1 no_call) | 1/1 |
+| scripted | seed/pkgtest | en | 1/1 | 1/1 | 1/1 |
+| scripted | seed/pkgtest | fr | 0/1 (1 no_call) | 1/1 | 1/1 |
+| scripted | seed/status | en | 1/1 | 1/1 | 1/1 |
+| scripted | seed/status | fr | 0/1 (1 wrong_args) | 0/1 (1 wrong_args) | 1/1 |
+| scripted | seed/capital | en | 1/1 | 1/1 | 1/1 |
+| scripted | seed/capital | fr | 1/1 | 1/1 | 1/1 |
+| scripted | seed/haiku | en | 1/1 | 1/1 | 1/1 |
+| scripted | seed/haiku | fr | 0/1 (1 unwanted_call) | 1/1 | 1/1 |
 ";
     assert_eq!(mask_times(&table), expected, "{table}");
 
-    // Every run in the JSON, with what the wrapper recorded.
-    let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/results.json")).expect("results.json"),
-    )
-    .expect("json");
+    // Every run in the JSON, with what the wrapper recorded and why it failed.
+    let results = results(dir.path());
+    assert_eq!(results["suites"], json!(["seed"]));
     let runs = results["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 30);
     assert_eq!(runs[1]["mode"], "skill");
-    assert_eq!(runs[1]["case"], "release");
+    assert_eq!(runs[1]["case"], "seed/release");
     assert_eq!(runs[1]["language"], "fr");
+    assert_eq!(runs[1]["failure"], "wrong_args");
     assert_eq!(
         runs[1]["recorded"],
         json!([{"program": "release.sh", "argv": ["1.4.2", "--channel", "beta"]}])
     );
     assert_eq!(runs[11]["mode"], "mcp");
+    assert_eq!(runs[11]["failure"], "no_call");
     assert_eq!(
         runs[11]["recorded"],
         json!([]),
         "an invalid call runs nothing"
     );
+    // What the model read back: mm serve's answer to the invalid call.
+    assert_eq!(runs[11]["tool_results"][0]["ok"], false);
     assert_eq!(runs[21]["calls"].as_array().map(Vec::len), Some(2));
     assert!(runs.iter().all(|r| r["error"].is_null()), "{runs:#?}");
+    assert!(
+        runs.iter()
+            .all(|r| r["judged"] == true && r["seed"].is_null()),
+        "{runs:#?}"
+    );
     let chart = std::fs::read_to_string(dir.path().join("out/chart.svg")).expect("chart");
     assert!(chart.starts_with("<svg") && chart.contains(">6/10<") && chart.contains(">10/10<"));
 
-    // --compare: the same suite again, declared only, every answer wrong this time.
+    // --compare: the same suite again, declared only, every answer "no idea" this time.
     std::fs::copy(
         dir.path().join("out/results.json"),
         dir.path().join("old.json"),
@@ -201,11 +235,370 @@ fn the_seed_suite_gives_exactly_the_expected_table() {
         ],
     );
     let masked = mask_times(&table);
-    assert!(masked.contains("| scripted | 4/10 (T) |"), "{table}");
     assert!(
-        masked.contains("| model | mode | before | now |\n|---|---|---|---|\n| scripted | declared | 10/10 (T) | 4/10 (T) |\n"),
+        masked.contains("| scripted | declared | 0/6 0% [0–39] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 6 | 0 | 0 | 0 | 0 |"),
         "{table}"
     );
+    assert!(
+        masked.contains("| model | mode | actions before | actions now | no-tool questions before | no-tool questions now |\n|---|---|---|---|---|---|\n| scripted | declared | 6/6 | 0/6 | 4/4 | 4/4 |\n"),
+        "{table}"
+    );
+}
+
+/// The helpdesk agent: `ticket`, `status` and `restart`, each a script printing one line.
+fn helpdesk(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = dir.join("helpdesk");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let agent = r#"---
+model: scripted
+base_url: http://127.0.0.1:9/v1
+tools:
+  ticket:
+    description: Open a ticket.
+    parameters:
+      title: {type: string}
+      priority: {type: string, enum: [low, high]}
+    command: ["./ticket.sh", "{{title}}", "--priority={{priority}}"]
+  status:
+    description: Report the status of a service.
+    parameters:
+      service: {type: string}
+    command: ["./status.sh", "{{service}}"]
+  restart:
+    description: Restart a service.
+    parameters:
+      service: {type: string}
+    command: ["./restart.sh", "{{service}}"]
+---
+You are the helpdesk assistant.
+"#;
+    std::fs::write(folder.join("mm.md"), agent).expect("agent");
+    for (name, body) in [
+        ("ticket.sh", "printf 'Opened T-1042: %s\\n' \"$1\""),
+        (
+            "status.sh",
+            "echo \"$1: running, version 2.3.1, up 4 days, error rate 0.02%\"",
+        ),
+        ("restart.sh", "echo \"$1 restarted\""),
+    ] {
+        let path = folder.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let suite = r#"# Every failure class once, in declared mode (crates/mm/tests/suite/eval.rs).
+agent: mm.md
+runs: 1
+modes: [declared]
+cases:
+  - id: ticket
+    prompts:
+      en: The VPN is down for everyone. Open a high priority ticket.
+      fr: Le VPN est en panne pour tout le monde. Ouvre un ticket de priorité haute.
+      de: Das VPN ist für alle ausgefallen. Öffne ein Ticket mit hoher Priorität.
+      es: La VPN no funciona para nadie. Abre un ticket de prioridad alta.
+      it: La VPN non funziona per nessuno. Apri un ticket ad alta priorità.
+    expect: {program: ticket.sh, argv_any: [["VPN down", "--priority=high"], ["VPN down for everyone", "--priority=high"]]}
+    answer: {contains_any: [T-1042]}
+  - id: status
+    prompts:
+      en: What is the status of the billing service?
+      fr: Quel est l'état du service billing ?
+      de: Wie ist der Status des Dienstes billing?
+      es: ¿Cuál es el estado del servicio billing?
+      it: Qual è lo stato del servizio billing?
+      pt: Qual é o estado do serviço billing?
+    expect: {program: status.sh, argv: [billing]}
+    answer: {contains_any: ["2.3.1"]}
+  - id: capital
+    prompts:
+      en: What is the capital of France?
+      fr: Quelle est la capitale de la France ?
+      de: Was ist die Hauptstadt von Frankreich?
+      es: ¿Cuál es la capital de Francia?
+    expect: no_call
+    answer: {matches: "(?i)paris"}
+  - id: restart
+    history:
+      en: [The billing service is slow since this morning.]
+      fr: [Le service billing est lent depuis ce matin.]
+    prompts: {en: Restart it., fr: Redémarre-le.}
+    expect: {program: restart.sh, argv: [billing]}
+    answer: {not_contains: [error]}
+"#;
+    let path = folder.join("suite.yaml");
+    std::fs::write(&path, suite).expect("suite");
+    path
+}
+
+#[test]
+fn every_failure_class_and_a_history_case() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = helpdesk(dir.path());
+    let ticket = |title: &str| call("ticket", json!({"title": title, "priority": "high"}));
+    let status = |service: &str| call("status", json!({"service": service}));
+    // mm itself never prints junk (its turn loop asks once more, then shows the output of the
+    // last call, or no answer): a junk case gives junk twice, and the eval reads mm's verdict
+    // from the result line. `--max-turns 3` bounds every run.
+    let known_call_in_prose = r#"Next: {"name": "status", "arguments": {"service": "vpn"}}"#;
+    let script = vec![
+        // ticket en: right.
+        ticket("VPN down"),
+        text("I opened ticket T-1042 for the VPN outage."),
+        // ticket fr: wrong_tool.
+        status("vpn"),
+        text("Le VPN fonctionne."),
+        // ticket de: wrong_args.
+        ticket("VPN"),
+        text("Ticket T-1042 eröffnet."),
+        // ticket es: junk, a call written inside the answer, twice.
+        ticket("VPN down"),
+        text(known_call_in_prose),
+        text(known_call_in_prose),
+        // ticket it: junk, mm's answer to the invalid first call copied as the answer (the third
+        // reply is the last max_turns allows: no retry).
+        call("ticket", json!({"title": "VPN down"})),
+        ticket("VPN down"),
+        text("The call to ticket was not run: its arguments are invalid."),
+        // status en: junk, the output pasted, twice.
+        status("billing"),
+        text("billing: running, version 2.3.1, up 4 days, error rate 0.02%"),
+        text("billing: running, version 2.3.1, up 4 days, error rate 0.02%"),
+        // status fr: bad_answer (no version).
+        status("billing"),
+        text("Le service billing fonctionne."),
+        // status de: junk, a refusal after a call that worked, twice.
+        status("billing"),
+        text("Es tut mir leid, aber ich kann Ihnen dabei nicht helfen."),
+        text("Es tut mir leid, aber ich kann Ihnen dabei nicht helfen."),
+        // status es: junk, cut at max_tokens, twice.
+        status("billing"),
+        text("El servicio billing está funcionando, versión 2.3.1, desde")
+            .with_finish_reason("length"),
+        text("Funciona con normalidad desde hace cuatro").with_finish_reason("length"),
+        // status it: loop (max_turns 3).
+        status("billing"),
+        status("auth"),
+        status("search"),
+        // status pt: error.
+        Reply::status(400, r#"{"error": {"message": "bad request"}}"#),
+        // capital en: right.
+        text("Paris."),
+        // capital fr: unwanted_call.
+        status("billing"),
+        text("Paris."),
+        // capital de: junk, a bare fragment of the prompt, twice: no answer.
+        text("Hauptstadt von Frankreich"),
+        text("Hauptstadt von Frankreich"),
+        // capital es: junk, the tool list, twice: no answer.
+        text(r#"<tools>[{"type": "function", "function": {"name": "status"}}]</tools>"#),
+        text(r#"<tools>[{"type": "function", "function": {"name": "status"}}]</tools>"#),
+        // restart en: the earlier turn restarts; the judged one runs nothing: no_call.
+        call("restart", json!({"service": "billing"})),
+        text("I restarted billing."),
+        text("Done, it is restarted."),
+        // restart fr: the earlier turn checks the status; the judged one restarts: right.
+        status("billing"),
+        text("Le service billing fonctionne, version 2.3.1."),
+        call("restart", json!({"service": "billing"})),
+        text("Le service billing a redémarré."),
+    ];
+    let server = ScriptedServer::start(script);
+    let (table, stderr) = eval_suites(
+        &server,
+        dir.path(),
+        std::slice::from_ref(&suite),
+        &["--max-turns", "3"],
+    );
+    assert_eq!(server.replies_left(), 0, "{stderr}");
+    let expected = "\
+| model | mode | actions right | no-tool questions right | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| scripted | declared | 2/13 15% [4–42] | 1/4 25% [5–70] | T | 1 | 1 | 1 | 1 | 1 | 1 | 7 | 1 |
+
+| model | case | language | declared |
+|---|---|---|---|
+| scripted | helpdesk/ticket | en | 1/1 |
+| scripted | helpdesk/ticket | fr | 0/1 (1 wrong_tool) |
+| scripted | helpdesk/ticket | de | 0/1 (1 wrong_args) |
+| scripted | helpdesk/ticket | es | 0/1 (1 junk: call_as_text) |
+| scripted | helpdesk/ticket | it | 0/1 (1 junk: copied_mm_message) |
+| scripted | helpdesk/status | en | 0/1 (1 junk: copied_tool_output) |
+| scripted | helpdesk/status | fr | 0/1 (1 bad_answer) |
+| scripted | helpdesk/status | de | 0/1 (1 junk: refusal) |
+| scripted | helpdesk/status | es | 0/1 (1 junk: truncated) |
+| scripted | helpdesk/status | it | 0/1 (1 loop) |
+| scripted | helpdesk/status | pt | 0/1 (1 error) |
+| scripted | helpdesk/capital | en | 1/1 |
+| scripted | helpdesk/capital | fr | 0/1 (1 unwanted_call) |
+| scripted | helpdesk/capital | de | 0/1 (1 junk: copied_prompt) |
+| scripted | helpdesk/capital | es | 0/1 (1 junk: tool_list) |
+| scripted | helpdesk/restart | en | 0/1 (1 no_call) |
+| scripted | helpdesk/restart | fr | 1/1 |
+";
+    assert_eq!(mask_times(&table), expected, "{table}\n{stderr}");
+    assert!(
+        stderr.contains("helpdesk/status es #1: wrong (junk: truncated)"),
+        "{stderr}"
+    );
+
+    let results = results(dir.path());
+    let runs = results["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 17);
+    let run = |case: &str, language: &str| -> &Value {
+        runs.iter()
+            .find(|r| r["case"] == format!("helpdesk/{case}") && r["language"] == language)
+            .expect("the run")
+    };
+    assert_eq!(run("ticket", "en")["ok"], true);
+    assert_eq!(run("ticket", "en")["failure"], Value::Null);
+    assert_eq!(run("ticket", "en")["expects_call"], true);
+    assert_eq!(
+        run("ticket", "en")["recorded"],
+        json!([{"program": "ticket.sh", "argv": ["VPN down", "--priority=high"]}])
+    );
+    assert_eq!(
+        run("ticket", "en")["tool_results"],
+        json!([{"name": "ticket", "ok": true, "exit_code": 0, "content": "Opened T-1042: VPN down\n"}])
+    );
+    let copied = run("ticket", "it");
+    assert_eq!(copied["junk"], "copied_mm_message");
+    assert_eq!(copied["tool_results"][0]["ok"], false);
+    assert!(
+        copied["tool_results"][0]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("The call to ticket was not run")),
+        "{copied}"
+    );
+    assert_eq!(run("status", "fr")["failure"], "bad_answer");
+    assert_eq!(
+        run("status", "fr")["answer_check"],
+        "contains none of [\"2.3.1\"]"
+    );
+    assert_eq!(run("status", "es")["truncated"], true);
+    assert_eq!(run("status", "es")["junk"], "truncated");
+    assert_eq!(run("status", "it")["stop_reason"], "max_turns");
+    assert_eq!(run("status", "pt")["failure"], "error");
+    assert!(run("status", "pt")["error"].is_string());
+    assert_eq!(run("capital", "en")["expects_call"], false);
+
+    // The history case: the earlier turn ran (with its own log), and its call was not judged.
+    let restart = run("restart", "en");
+    assert_eq!(restart["failure"], "no_call");
+    assert_eq!(restart["recorded"], json!([]));
+    assert_eq!(
+        restart["earlier"][0]["prompt"],
+        "The billing service is slow since this morning."
+    );
+    assert_eq!(
+        restart["earlier"][0]["recorded"],
+        json!([{"program": "restart.sh", "argv": ["billing"]}])
+    );
+    let restarted = run("restart", "fr");
+    assert_eq!(restarted["ok"], true);
+    assert_eq!(
+        restarted["earlier"][0]["recorded"],
+        json!([{"program": "status.sh", "argv": ["billing"]}])
+    );
+    assert_eq!(
+        restarted["recorded"],
+        json!([{"program": "restart.sh", "argv": ["billing"]}])
+    );
+    // The judged turn went on with the earlier one's conversation (`--resume`).
+    let has = |request: &Value, content: &str| {
+        request["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["content"] == content))
+    };
+    let requests = server.requests();
+    let judged = requests
+        .iter()
+        .find(|r| has(r, "Restart it."))
+        .expect("the judged turn's request");
+    assert!(
+        has(judged, "The billing service is slow since this morning."),
+        "{judged}"
+    );
+    // Sessions are the eval's own, not the user's.
+    assert!(!dir.path().join(".local/share/mm/sessions").exists());
+    // No temperature asked for: none sent.
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.get("temperature").is_none() && r.get("seed").is_none())
+    );
+}
+
+/// A one-case suite of the ops example, named by its folder.
+fn tiny(dir: &Path, name: &str, runs: u32) -> PathBuf {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/ops/mm.md");
+    let suite = format!(
+        "agent: {}\nruns: {runs}\nmodes: [declared]\ncases:\n  - id: capital\n    prompts: {{en: What is the capital of France?}}\n    expect: no_call\n",
+        agent.display()
+    );
+    let path = folder.join("suite.yaml");
+    std::fs::write(&path, suite).expect("suite");
+    path
+}
+
+#[test]
+fn suites_run_in_one_plan_and_each_run_gets_its_own_seed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suites = [tiny(dir.path(), "tiny", 3), tiny(dir.path(), "other", 1)];
+    let server = ScriptedServer::start((0..4).map(|_| text("Paris.")).collect());
+    let (table, stderr) = eval_suites(
+        &server,
+        dir.path(),
+        &suites,
+        &["--temperature", "0.7", "--seed", "7"],
+    );
+    assert!(!stderr.contains("greedy"), "{stderr}");
+    let sent: Vec<(Value, Value)> = server
+        .requests()
+        .iter()
+        .map(|r| (r["temperature"].clone(), r["seed"].clone()))
+        .collect();
+    assert_eq!(
+        sent,
+        [(0.7, 8), (0.7, 9), (0.7, 10), (0.7, 8)].map(|(t, s)| (json!(t), json!(s)))
+    );
+    let masked = mask_times(&table);
+    assert!(
+        masked.contains(
+            "| scripted | declared | — | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+        ),
+        "{table}"
+    );
+    assert!(
+        masked.contains("| scripted | tiny/capital | en | 3/3 |"),
+        "{table}"
+    );
+    assert!(
+        masked.contains("| scripted | other/capital | en | 1/1 |"),
+        "{table}"
+    );
+    let results = results(dir.path());
+    assert_eq!(results["suites"], json!(["tiny", "other"]));
+    assert_eq!(results["temperature"], 0.7);
+    assert_eq!(results["seed"], 7);
+    let seeds: Vec<Value> = results["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["seed"].clone())
+        .collect();
+    assert_eq!(seeds, [json!(8), json!(9), json!(10), json!(8)]);
+
+    // Without a temperature, several runs of a case are one run several times: said on stderr.
+    let server = ScriptedServer::start((0..4).map(|_| text("Paris.")).collect());
+    let (_, stderr) = eval_suites(&server, dir.path(), &suites, &[]);
+    assert!(
+        stderr.contains("greedy") && stderr.contains("--temperature 0.7"),
+        "{stderr}"
+    );
+    assert!(server.requests().iter().all(|r| r.get("seed").is_none()));
 }
 
 #[test]
@@ -247,17 +640,16 @@ fn ctrl_c_keeps_the_runs_that_are_done() {
     assert_eq!(output.status.code(), Some(130));
     let table = mask_times(&String::from_utf8_lossy(&output.stdout));
     assert!(
-        table.starts_with("| model | declared |\n|---|---|\n| scripted | 0/1 (T) |\n"),
+        table.contains(
+            "| scripted | declared | 0/1 0% [0–79] | — | T | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |\n"
+        ),
         "{table}"
     );
     assert!(
         table.contains("(interrupted: only the finished runs are counted)"),
         "{table}"
     );
-    let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("out/results.json")).expect("results.json"),
-    )
-    .expect("json");
+    let results = results(dir.path());
     assert_eq!(results["interrupted"], true);
     assert_eq!(results["runs"].as_array().map(Vec::len), Some(1));
 }

@@ -112,6 +112,33 @@ fn json_output_reports_the_turn() {
     assert!(report["tool_calls"][0]["duration_ms"].is_u64());
     assert_eq!(report["usage"]["completion_tokens"], 2);
     assert!(report["duration_ms"].is_u64());
+    assert_eq!(report["truncated"], false);
+}
+
+#[test]
+fn temperature_and_seed_reach_every_request_and_a_cut_answer_is_reported() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("The billing service is").with_finish_reason("length"),
+        Reply::text("The billing").with_finish_reason("length"),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--output-format", "json"])
+        .args(["--temperature", "0.7", "--seed", "12"])
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).expect("one JSON object");
+    assert_eq!(report["truncated"], true);
+    for request in server.requests() {
+        assert_eq!(request["temperature"], 0.7);
+        assert_eq!(request["seed"], 12);
+    }
+    case.mm_offline()
+        .args(["-p", "go", "--temperature", "hot"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -145,7 +172,8 @@ fn stream_json_prints_one_event_a_line() {
 #[test]
 fn the_loop_detector_stops_at_the_fifth_identical_call() {
     let case = Case::new(&agent_with_tools(TOOLS));
-    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
+    // An invalid call (an unknown parameter): answered, not run, and counted all the same.
+    let call = || Reply::tool_call("status", r#"{"servce":"billing"}"#);
     let server = ScriptedServer::start(vec![
         call(),
         call(),
@@ -156,7 +184,7 @@ fn the_loop_detector_stops_at_the_fifth_identical_call() {
     ]);
     let out = case.mm(&server).args(["-p", "go"]).assert().code(3);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("5 times"));
-    assert_eq!(case.calls().len(), 4, "the fifth identical call is not run");
+    assert!(case.calls().is_empty(), "an invalid call never runs");
     let requests = server.requests();
     assert_eq!(requests.len(), 5);
     let third = tool_messages(&requests[3]).pop().unwrap_or_default();
@@ -170,6 +198,52 @@ fn the_loop_detector_stops_at_the_fifth_identical_call() {
             .unwrap_or_default()
             .contains("times in a row")
     );
+}
+
+#[test]
+fn a_call_that_repeats_one_that_worked_is_not_run_and_the_answer_is_asked_for() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        // The same call, with a parameter the model invented from the output.
+        Reply::tool_call("status", r#"{"service":"billing","version":"2.3.1"}"#),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(case.calls().len(), 1, "the repeat is not run: {stderr}");
+    assert!(!stderr.contains("invalid"), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The repeat is not in the conversation: the answer step follows the first result.
+    let roles: Vec<&str> = requests[2]["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["role"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+}
+
+#[test]
+fn a_repeat_with_another_call_between_runs_as_usual() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let status = || Reply::tool_call("status", r#"{"service":"billing"}"#);
+    let server = ScriptedServer::start(vec![
+        status(),
+        Reply::tool_call("status", r#"{"service":"auth"}"#),
+        status(),
+        Reply::text("Both are running."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("Both are running.\n");
+    assert_eq!(case.calls().len(), 3);
 }
 
 #[test]
@@ -246,12 +320,14 @@ fn the_echo_goes_to_stderr_and_stdout_has_only_the_answer() {
 }
 
 #[test]
-fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
+fn constrained_mode_asks_for_the_answer_after_a_call_that_worked() {
     let case = Case::new(&agent_with_tools(TOOLS));
-    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
     let server = ScriptedServer::builder()
         .supports_tool_calls(Some(false))
-        .script(vec![call(), call(), Reply::text("Billing is running.")])
+        .script(vec![
+            Reply::tool_call("status", r#"{"service":"billing"}"#),
+            Reply::text("Billing is running."),
+        ])
         .start();
     case.mm(&server)
         .args(["-p", "go"])
@@ -259,7 +335,7 @@ fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
         .success()
         .stdout("Billing is running.\n");
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 2);
     let constraint = |r: &Value| format!("{}{}", r["grammar"], r["response_format"]);
     for r in &requests {
         assert!(
@@ -272,40 +348,51 @@ fn constrained_mode_asks_for_an_answer_once_a_call_is_repeated() {
         "{}",
         constraint(&requests[0])
     );
-    assert!(constraint(&requests[1]).contains("status"));
-    // After the repeat, only an answer is allowed; the tools are still described in the prompt.
-    let last = constraint(&requests[2]);
+    // After the call worked, only an answer is allowed; the tools are still described in the
+    // prompt (the server's cached prefix).
+    let last = constraint(&requests[1]);
     assert!(
         !last.contains("status") && last.contains("answer"),
         "{last}"
     );
     assert!(
-        requests[2]["messages"][0]["content"]
+        requests[1]["messages"][0]["content"]
             .as_str()
             .unwrap_or_default()
             .contains("status(")
     );
-    assert_eq!(case.calls().len(), 2);
+    assert_eq!(case.calls().len(), 1);
 }
 
 #[test]
-fn native_mode_asks_for_an_answer_once_a_call_is_repeated() {
+fn after_a_call_written_as_text_the_answer_step_keeps_the_prompt_and_allows_no_call() {
     let case = Case::new(&agent_with_tools(TOOLS));
-    let call = || Reply::tool_call("status", r#"{"service":"billing"}"#);
-    let server = ScriptedServer::start(vec![call(), call(), Reply::text("Billing is running.")]);
+    let server = ScriptedServer::start(vec![
+        // A call written as text (as Qwen2.5-Coder writes it): the reply is that call.
+        Reply::text("{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}"),
+        Reply::text("Billing is running."),
+    ]);
     case.mm(&server)
         .args(["-p", "go"])
         .assert()
         .success()
         .stdout("Billing is running.\n");
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    let has_tools = |r: &Value| r["tools"].as_array().is_some_and(|t| !t.is_empty());
-    assert!(has_tools(&requests[0]) && has_tools(&requests[1]));
-    // After the repeat: no tools, and the conversation closes with a request for the answer
-    // (on the wire only: the tool result stays the last message of the conversation).
-    assert!(!has_tools(&requests[2]), "{}", requests[2]);
-    let messages = requests[2]["messages"]
+    assert_eq!(requests.len(), 2);
+    let tools = |r: &Value| r["tools"].as_array().map_or(0, Vec::len);
+    // The same tools (the prompt is unchanged), none callable, and on llama-server a grammar
+    // that keeps call syntax out; the conversation closes with a request for the answer.
+    assert_eq!(tools(&requests[1]), tools(&requests[0]));
+    assert_eq!(requests[1]["tool_choice"], "none");
+    assert!(requests[0].get("tool_choice").is_none());
+    assert!(
+        requests[1]["grammar"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("root ::= [^{")),
+        "{}",
+        requests[1]
+    );
+    let messages = requests[1]["messages"]
         .as_array()
         .cloned()
         .unwrap_or_default();
@@ -316,12 +403,27 @@ fn native_mode_asks_for_an_answer_once_a_call_is_repeated() {
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default();
     assert!(last.contains("answer my question"), "{last}");
-    assert_eq!(case.calls().len(), 2);
+    assert_eq!(case.calls().len(), 1);
 }
 
 #[test]
-fn a_reply_that_starts_with_a_call_it_cannot_finish_is_not_the_answer() {
+fn a_native_call_is_followed_by_a_normal_request() {
     let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("Billing is running."),
+    ]);
+    case.mm(&server).args(["-p", "go"]).assert().success();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].get("tool_choice").is_none());
+    assert!(requests[1].get("grammar").is_none());
+}
+
+#[test]
+fn a_reply_that_repeats_a_call_as_text_and_runs_on_gets_the_answer_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    // Real (Qwen2.5-Coder-0.5B): the call again, then an invented one, cut.
     let broken = "{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}\n{\"name\": \"error rate\", \"arguments\": {";
     let server = ScriptedServer::start(vec![
         Reply::tool_call("status", r#"{"service":"billing"}"#),
@@ -334,23 +436,90 @@ fn a_reply_that_starts_with_a_call_it_cannot_finish_is_not_the_answer() {
         .assert()
         .success()
         .stdout("Billing is running.\n");
+    // Nothing of the broken reply reached the screen.
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(stderr.contains("cannot read"), "{stderr}");
+    assert!(!stderr.contains("error rate"), "{stderr}");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    // The broken reply is dropped; the model is asked for an answer, without tools.
-    let messages = requests[2]["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
-    assert_eq!(
-        roles[roles.len() - 3..],
-        ["assistant", "tool", "user"],
-        "{roles:?}"
-    );
-    assert!(requests[2]["tools"].as_array().is_none_or(Vec::is_empty));
+    assert_eq!(requests[2]["tool_choice"], "none");
     assert_eq!(case.calls().len(), 1);
+}
+
+#[test]
+fn junk_is_never_the_answer_the_output_of_the_last_call_stands_in() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        // A call written as text: the answer step follows.
+        Reply::text("{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}"),
+        // The prompt copied back, then a refusal: neither is an answer.
+        Reply::text("What is the status of the billing service?"),
+        Reply::text("I'm sorry, but I can't assist with that."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "What is the status of the billing service?"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(stdout, "recorded 1 args\n");
+    assert!(
+        stderr.contains("no usable answer (a refusal") && stderr.contains("(status) follows"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The retry after an answer step is the question and the results in one fresh message.
+    let fresh = &requests[2];
+    assert!(
+        fresh["tools"].as_array().is_none_or(Vec::is_empty),
+        "{fresh}"
+    );
+    let messages = fresh["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages.len(), 2);
+    let text = messages[1]["content"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("What is the status of the billing service?")
+            && text.contains("recorded 1 args"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_call_two_useless_replies_are_no_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![Reply::text(""), Reply::text("  ")]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "hello there"])
+        .assert()
+        .code(3);
+    assert!(out.get_output().stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("no usable answer (an empty answer)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_call_of_a_tool_that_does_not_exist_written_as_text_is_answered_not_shown() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text("{\"name\": \"weather\", \"arguments\": {\"city\": \"Oslo\"}}"),
+        Reply::text("I have no weather tool."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "go"])
+        .assert()
+        .success()
+        .stdout("I have no weather tool.\n");
+    let requests = server.requests();
+    let answer = tool_messages(&requests[1]).pop().unwrap_or_default();
+    assert!(
+        answer.contains("no tool named \"weather\"") && answer.contains("status"),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -407,10 +576,10 @@ fn interactive_mode_runs_one_turn_per_line_and_keeps_the_conversation() {
 }
 
 #[test]
-fn a_reply_cut_at_max_tokens_is_reported() {
+fn a_reply_cut_at_max_tokens_is_reported_and_asked_again() {
     let case = Case::new(&agent_with_tools(TOOLS));
     let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"and so on and so"},"finish_reason":"length"}]}"#;
-    let server = ScriptedServer::start(vec![Reply::raw_json(body)]);
+    let server = ScriptedServer::start(vec![Reply::raw_json(body), Reply::text("Short.")]);
     let out = case
         .mm(&server)
         .args(["--no-stream", "-p", "go"])
@@ -418,8 +587,16 @@ fn a_reply_cut_at_max_tokens_is_reported() {
         .success();
     assert_eq!(
         String::from_utf8_lossy(&out.get_output().stdout),
-        "and so on and so\n"
+        "Short.\n"
     );
     let stderr = String::from_utf8_lossy(&out.get_output().stderr);
     assert!(stderr.contains("cut at 2048 tokens"), "{stderr}");
+    let requests = server.requests();
+    let last = requests[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(last, "Answer my question in words.");
 }

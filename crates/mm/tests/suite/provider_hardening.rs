@@ -132,9 +132,12 @@ fn whole_tool_calls_sharing_an_id_both_run_and_are_answered_under_distinct_ids()
 #[test]
 fn a_reply_without_choices_is_a_warning() {
     let case = Case::new("---\nmodel: m\n---\nTest agent.\n");
-    let server = ScriptedServer::start(vec![Reply::raw_json(
-        json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": []}).to_string(),
-    )]);
+    let server = ScriptedServer::start(vec![
+        Reply::raw_json(
+            json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": []}).to_string(),
+        ),
+        Reply::text("Hello."),
+    ]);
     let out = case
         .mm(&server)
         .args(["--no-stream", "-p", "hi"])
@@ -149,7 +152,9 @@ fn a_reply_without_choices_is_a_warning() {
         ),
         "{err}"
     );
-    assert_eq!(server.request_count(), 1);
+    // No answer came: the model is asked once more.
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello.\n");
 }
 
 #[test]
@@ -160,7 +165,7 @@ fn a_nameless_tool_call_is_a_warning_and_runs_nothing() {
             {"index": 0, "id": "c1", "type": "function",
              "function": {"name": "", "arguments": "{\"value\":\"x\"}"}}
         ]))),
-        Reply::text("not reached"),
+        Reply::text("Nothing to do."),
     ]);
     let out = case
         .mm(&server)
@@ -176,7 +181,8 @@ fn a_nameless_tool_call_is_a_warning_and_runs_nothing() {
         "{err}"
     );
     assert!(case.calls().is_empty(), "{:?}", case.calls());
-    assert_eq!(server.request_count(), 1, "nothing to answer");
+    // Nothing ran and nothing was answered: the model is asked once more for an answer.
+    assert_eq!(server.request_count(), 2);
 }
 
 #[test]

@@ -1,0 +1,341 @@
+//! The little [`judge`](super::judge) needs to know about English, French, German and Spanish:
+//! which prompts offer their own answer (so that a few of their words may be one), and what a
+//! refusal says.
+
+use std::sync::LazyLock;
+
+use regex::RegexSet;
+
+use super::words;
+
+/// What kind of message a prompt is, as far as a bare fragment of it is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct PromptShape {
+    /// A few of its words can be a real answer: it asks a yes/no question ("Is billing
+    /// running?" — "Billing running"), offers a choice ("… or …"), or asks whether.
+    pub offers_answer: bool,
+    /// It asks an open question (what, where, how, …): its answer is never only its words.
+    pub open_question: bool,
+}
+
+/// Question words (after lower-casing). German `was` is handled apart: English has it too.
+const OPEN: &[&str] = &[
+    // English
+    "what",
+    "what's",
+    "which",
+    "who",
+    "who's",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "where's",
+    "why",
+    "how",
+    "how's", // French
+    "quoi",
+    "quel",
+    "quelle",
+    "quels",
+    "quelles",
+    "qui",
+    "quand",
+    "où",
+    "pourquoi",
+    "comment",
+    "combien",
+    "lequel",
+    "laquelle",
+    "lesquels",
+    "lesquelles",
+    "qu'est-ce",
+    "qu'est",
+    // German
+    "wer",
+    "wen",
+    "wem",
+    "wessen",
+    "welche",
+    "welcher",
+    "welches",
+    "welchen",
+    "welchem",
+    "wann",
+    "wo",
+    "warum",
+    "wie",
+    "wieso",
+    "weshalb",
+    "woher",
+    "wohin",
+    "womit",
+    "wozu",
+    "wofür",
+    "woran",
+    "worum",
+    "wieviel", // Spanish
+    "qué",
+    "cuál",
+    "cuáles",
+    "quién",
+    "quiénes",
+    "cuándo",
+    "dónde",
+    "adónde",
+    "cómo",
+    "cuánto",
+    "cuánta",
+    "cuántos",
+    "cuántas",
+];
+
+/// After English `was`, a subject: "Was the deploy fine?" is a yes/no question, German "Was
+/// ist …?" an open one.
+const ENGLISH_AFTER_WAS: &[&str] = &[
+    "the", "it", "there", "he", "she", "this", "that", "i", "a", "an", "my", "your", "our",
+    "their", "his", "her", "its", "you", "we", "they",
+];
+
+/// Words that offer a choice.
+const CHOICE: &[&str] = &["or", "ou", "oder", "o", "u"];
+
+/// Words that ask whether something holds, inside a sentence ("Check if the VPN is up.").
+const WHETHER: &[&str] = &["whether", "if", "si", "ob"];
+
+/// A question that starts like this is a request ("Can you restart billing?"), not a yes/no
+/// question.
+const REQUESTS: &[&[&str]] = &[
+    &["can", "you"],
+    &["could", "you"],
+    &["would", "you"],
+    &["will", "you"],
+    &["please"],
+    &["peux-tu"],
+    &["pouvez-vous"],
+    &["pourrais-tu"],
+    &["pourriez-vous"],
+    &["tu", "peux"],
+    &["vous", "pouvez"],
+    &["kannst", "du"],
+    &["können", "sie"],
+    &["könntest", "du"],
+    &["könnten", "sie"],
+    &["puedes"],
+    &["podrías"],
+    &["puede", "usted"],
+    &["podría", "usted"],
+    &["me", "puedes"],
+];
+
+pub(super) fn prompt_shape(prompt: &str) -> PromptShape {
+    let all = words(prompt);
+    let mut shape = PromptShape {
+        offers_answer: all
+            .iter()
+            .any(|w| CHOICE.contains(&w.as_str()) || WHETHER.contains(&w.as_str())),
+        open_question: false,
+    };
+    for question in questions(prompt) {
+        let words = words(question);
+        if is_open(&words) {
+            shape.open_question = true;
+        } else if !REQUESTS
+            .iter()
+            .any(|start| words.len() >= start.len() && words[..start.len()] == **start)
+        {
+            shape.offers_answer = true;
+        }
+    }
+    shape
+}
+
+/// The sentences of `text` that end with a question mark.
+fn questions(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        // A full stop ends a sentence only before a space or the end (not inside `1.4.2`).
+        let ends = match c {
+            '?' | '？' | '!' | '\n' | '¿' | '¡' => true,
+            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            if matches!(c, '?' | '？') {
+                out.push(&text[start..at]);
+            }
+            start = at + c.len_utf8();
+        }
+    }
+    out
+}
+
+fn is_open(words: &[String]) -> bool {
+    let first_que = words
+        .first()
+        .is_some_and(|w| w == "que" || w.starts_with("qu'"));
+    first_que
+        || words.iter().enumerate().any(|(i, w)| {
+            OPEN.contains(&w.as_str())
+                || (w == "was"
+                    && !words
+                        .get(i + 1)
+                        .is_some_and(|next| ENGLISH_AFTER_WAS.contains(&next.as_str())))
+        })
+}
+
+/// Saying one cannot help, in the first sentence (see [`refusal`]). Matched on the lower-cased
+/// text with straight apostrophes and single spaces.
+const REFUSALS: &[&str] = &[
+    // English: "I'm sorry, but I can't assist with that.", "I cannot help with that."
+    r"\b(?:i|we)(?: really| currently| unfortunately)?(?: can't| cannot| can not| won't| will not| am unable to|'m unable to| are unable to|'re unable to| am not able to|'m not able to)(?: really| currently)? (?:help|assist|comply|fulfil|fulfill|provide|support|answer|do that|do this|do it|be of help)\b",
+    r"\bsorry,? but (?:i|we)(?: can't| cannot| can not| am unable| 'm unable|'m unable| won't)\b",
+    r"^as an ai(?: language model| assistant)?,? (?:i|we)(?: can't| cannot| can not| am unable| 'm unable|'m unable| am not able|'m not able| won't)\b",
+    // French: "Je suis désolé, mais je ne peux pas vous aider avec ça."
+    r"\bje ne (?:peux|pourrai|pourrais) pas (?:vous |t'|te )?(?:aider|assister|répondre|faire (?:ça|cela)|le faire)",
+    r"\bje ne suis pas en mesure de\b",
+    r"\bdésolée?,? (?:mais )?je ne (?:peux|pourrai|pourrais|suis) pas\b",
+    // German: "Es tut mir leid, aber ich kann Ihnen dabei nicht helfen."
+    r"\b(?:ich kann|kann ich)(?: ihnen| dir| euch)?(?: dabei| damit| hier| hierbei| das| leider)*(?: leider)? nicht(?: weiter)? (?:helfen|weiterhelfen|tun|machen|erledigen|beantworten|unterstützen)\b",
+    r"\bich bin (?:leider )?nicht in der lage\b",
+    r"\btut mir leid,? aber (?:ich kann|kann ich|das kann ich)\b",
+    // Spanish: "Lo siento, pero no puedo ayudarte con eso."
+    r"\bno (?:puedo|podré|podría) (?:ayudar(?:te|le|les)?|asistir(?:te|le)?|hacer eso|responder|cumplir)",
+    r"\bno (?:estoy|me es posible) en condiciones\b",
+    r"\blo siento,? (?:pero )?no (?:puedo|podré)\b",
+];
+
+/// An answer this long is more than a refusal, whatever its first sentence says.
+const MAX_REFUSAL_WORDS: usize = 40;
+
+static REFUSAL_SET: LazyLock<Option<RegexSet>> = LazyLock::new(|| RegexSet::new(REFUSALS).ok());
+
+/// The answer is a refusal: short, and its first sentence (the first two when the first
+/// apologises: "Sorry! I can't do that.") says that the model cannot help.
+pub(super) fn refusal(answer: &str) -> bool {
+    if words(answer).len() > MAX_REFUSAL_WORDS {
+        return false;
+    }
+    let Some(set) = REFUSAL_SET.as_ref() else {
+        return false;
+    };
+    let text: String = answer
+        .chars()
+        .map(|c| match c {
+            '\u{2019}' | '\u{2018}' | '\u{02bc}' => '\'',
+            c => c,
+        })
+        .collect::<String>()
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let first = first_sentences(&text);
+    set.is_match(first)
+}
+
+/// Words of an apology, which may stand as a sentence of their own before the refusal
+/// ("Sorry! I can't do that.").
+const APOLOGIES: &[&str] = &[
+    "sorry",
+    "apologies",
+    "apologize",
+    "apologise",
+    "unfortunately",
+    "désolé",
+    "désolée",
+    "pardon",
+    "leid",
+    "leider",
+    "entschuldigung",
+    "siento",
+    "lamentablemente",
+    "perdón",
+    "disculpa",
+    "disculpe",
+];
+
+/// The first sentence, or the first two when the first apologises.
+fn first_sentences(text: &str) -> &str {
+    let end_of = |from: usize| {
+        text[from..]
+            .char_indices()
+            .find(|&(i, c)| {
+                matches!(c, '.' | '!' | '?' | '\n')
+                    && text[from + i + c.len_utf8()..]
+                        .chars()
+                        .next()
+                        .is_none_or(char::is_whitespace)
+            })
+            .map_or(text.len(), |(i, c)| from + i + c.len_utf8())
+    };
+    let first = end_of(0);
+    let apology = words(&text[..first])
+        .iter()
+        .any(|w| APOLOGIES.contains(&w.as_str()));
+    if apology && first < text.len() {
+        &text[..end_of(first)]
+    } else {
+        &text[..first]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_pattern_compiles() {
+        for pattern in REFUSALS {
+            assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+        }
+        assert!(REFUSAL_SET.is_some());
+    }
+
+    #[test]
+    fn prompt_shapes() {
+        let shape = prompt_shape;
+        let open = PromptShape {
+            offers_answer: false,
+            open_question: true,
+        };
+        let offers = PromptShape {
+            offers_answer: true,
+            open_question: false,
+        };
+        let statement = PromptShape::default();
+        assert_eq!(shape("What is the capital of France?"), open);
+        assert_eq!(shape("Quel est l'état du service billing ?"), open);
+        assert_eq!(shape("Was ist der Status des Dienstes billing?"), open);
+        assert_eq!(shape("¿Cuál es el estado del servicio billing?"), open);
+        assert_eq!(shape("Qu'est-ce que le service billing ?"), open);
+        assert_eq!(shape("Is the billing service running?"), offers);
+        assert_eq!(shape("Was the deploy of 1.4.2 fine?"), offers);
+        assert_eq!(shape("Est-ce que le service billing fonctionne ?"), offers);
+        assert_eq!(shape("Läuft der Dienst billing?"), offers);
+        assert_eq!(shape("Check if the VPN is up."), offers);
+        assert_eq!(shape("Is it billing or search that is down?"), offers);
+        assert_eq!(shape("Can you restart the billing service?"), statement);
+        assert_eq!(
+            shape("The VPN is down for everyone. Open a high priority ticket."),
+            statement
+        );
+        assert_eq!(
+            shape("Version 1.4.2 is out. What changed in version 1.4.2?"),
+            open
+        );
+    }
+
+    #[test]
+    fn the_first_sentences() {
+        assert_eq!(first_sentences("sorry! i can't. more."), "sorry! i can't.");
+        assert_eq!(first_sentences("i opened t-1. i can't."), "i opened t-1.");
+        assert_eq!(
+            first_sentences("the service 1.4.2 runs. i can't help."),
+            "the service 1.4.2 runs."
+        );
+        assert_eq!(first_sentences("no end"), "no end");
+    }
+}

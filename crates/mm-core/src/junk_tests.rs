@@ -1,0 +1,392 @@
+//! The judge on real failures of small models, and on real answers (English, French, German,
+//! Spanish) that must pass.
+
+use super::*;
+
+const NAMES: &[&str] = &[
+    "status",
+    "release",
+    "ticket",
+    "pkgtest",
+    "bash",
+    "read_skill",
+];
+const STATUS: &str = "billing: running, version 2.3.1, up 4 days, error rate 0.02%";
+const TICKET: &str = "Opened T-1042 (high): VPN down for everyone";
+const VPN: &str = "The VPN is down for everyone. Open a high priority ticket for it.";
+const RELEASE: &str = "Publish version 1.4.2 of the product to the beta channel.";
+const INVALID: &str = "The call to release was not run: its arguments are invalid.\n\
+- channel: \"Beta!\" is not one of the allowed values. One of: stable, beta.\n\
+You sent: {\"version\":\"1.4.2\",\"channel\":\"Beta!\"}\n\
+Parameters:\n\
+- version (string, required): The version, like 1.4.2.\n\
+- channel (string, required, one of: stable, beta): The release channel.\n\
+- dry_run (boolean, optional): Only show what would be done.\n\
+Call release again with each parameter as its own field.";
+const UNKNOWN: &str = "There is no tool named \"deploy\". The tools are: status, release, ticket.";
+
+/// What the model saw: prompts, outputs of calls that worked, mm's messages.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    prompts: &'static [&'static str],
+    outputs: &'static [&'static str],
+    messages: &'static [&'static str],
+    truncated: bool,
+}
+
+impl Seen {
+    fn ask(prompt: &'static [&'static str]) -> Self {
+        Self {
+            prompts: prompt,
+            ..Self::default()
+        }
+    }
+
+    fn after(mut self, outputs: &'static [&'static str]) -> Self {
+        self.outputs = outputs;
+        self
+    }
+
+    fn told(mut self, messages: &'static [&'static str]) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    fn cut(mut self) -> Self {
+        self.truncated = true;
+        self
+    }
+
+    fn judge(self, answer: &str) -> Option<Junk> {
+        let ctx = AnswerContext {
+            prompts: self.prompts,
+            tool_outputs: self.outputs,
+            mm_messages: self.messages,
+            names: NAMES,
+            truncated: self.truncated,
+            calls_succeeded: !self.outputs.is_empty(),
+        };
+        judge(answer, &ctx)
+    }
+}
+
+/// `table!(seen => expected: [answers…], …)`: each answer, judged in what was seen, gives the
+/// expected class (`None`: an answer).
+macro_rules! table {
+    ($($seen:expr => $want:expr => [$($answer:expr),+ $(,)?]),+ $(,)?) => {{
+        let mut wrong = Vec::new();
+        $($(
+            let got = $seen.judge($answer);
+            let want: Option<Junk> = $want;
+            if got != want {
+                wrong.push(format!("{:?}: got {got:?}, want {want:?}", $answer));
+            }
+        )+)+
+        assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+    }};
+}
+
+#[test]
+fn the_failures_of_the_issue_are_junk() {
+    let status = Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]);
+    table!(
+        Seen::ask(&[RELEASE]) => Some(Junk::CopiedPrompt) => [RELEASE],
+        Seen::ask(&[VPN]).after(&[TICKET]) => Some(Junk::Refusal) => [
+            "I'm sorry, but I can't assist with that.",
+        ],
+        Seen::ask(&[VPN]) => Some(Junk::CopiedPrompt) => ["VPN down"],
+        status => Some(Junk::ToolList) => [
+            r#"<tools>{"type": "function", "function": {"name": "status", "description": "Report the status"#,
+        ],
+        status => Some(Junk::CallAsText) => [
+            r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+        ],
+        Seen::ask(&[RELEASE]).told(&[INVALID]) => Some(Junk::CopiedMmMessage) => [
+            "The call to release was not run: its arguments are invalid. …",
+        ],
+        status.cut() => Some(Junk::Truncated) => ["The billing service is running, version"],
+    );
+}
+
+#[test]
+fn short_real_answers_pass() {
+    table!(
+        Seen::ask(&["What is the capital of France?"]) => None => ["Paris", "Paris.", "It is Paris."],
+        Seen::ask(&["What is 7 times 8?"]) => None => ["56"],
+        Seen::ask(&["Is billing running?"]).after(&[STATUS]) => None => [
+            "Yes, billing is running.",
+            "Billing is running.",
+            "Billing running.",
+            "Yes",
+        ],
+        Seen::ask(&["hi"]) => None => ["Hi!", "Hi! How can I help?"],
+        Seen::ask(&["Which is bigger, 7 or 9?"]) => None => ["9", "9 is bigger."],
+        Seen::ask(&["Is it billing or search that is down?"]) => None => [
+            "search",
+            "The search service.",
+        ],
+        Seen::ask(&["Restart the billing service."]).after(&["billing: restarted"]) => None => [
+            "Done.",
+            "Billing restarted.",
+        ],
+    );
+}
+
+#[test]
+fn answers_that_use_the_output_pass() {
+    let status = Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]);
+    let ticket = Seen::ask(&[VPN]).after(&[TICKET]);
+    table!(
+        status => None => [
+            "The billing service is running, version 2.3.1.",
+            // mm's demo, from Qwen2.5-Coder-0.5B: the label turned into a sentence.
+            "The billing service is running, version 2.3.1, up 4 days, error rate 0.02%.",
+            "Billing is up: version 2.3.1, running for 4 days, with a 0.02% error rate.",
+            "The status script printed: billing: running, version 2.3.1, up 4 days, error rate \
+             0.02%. So the service is healthy: it has been up for four days and its error rate \
+             is far below the 1% that would page the on-call engineer.",
+        ],
+        // A short output repeated is often the answer itself.
+        ticket => None => [TICKET, "I opened ticket T-1042 (high priority) for the VPN outage."],
+        Seen::ask(&["Run the tests of the greet package."]).after(&["greet: 12 passed, 0 failed"]) => None => [
+            "All 12 tests of greet passed.",
+            "greet: 12 passed, 0 failed",
+            "I can't find any failing test: all 12 passed.",
+        ],
+    );
+}
+
+#[test]
+fn answers_that_restate_the_question_pass() {
+    table!(
+        Seen::ask(&["Is the billing service running?"]).after(&[STATUS]) => None => [
+            "The billing service is running.",
+            "Yes, it is running (version 2.3.1).",
+            "Is the billing service running? Yes.",
+        ],
+        Seen::ask(&["Can you confirm the billing service is running?"]).after(&[STATUS]) => None => [
+            "The billing service is running.",
+        ],
+        Seen::ask(&["Check if the VPN is up."]) => None => ["The VPN is up.", "VPN up."],
+        Seen::ask(&["What is the capital of France?"]) => None => [
+            "What is the capital of France? Paris.",
+            "You asked: \"What is the capital of France?\" The answer is Paris.",
+        ],
+        Seen::ask(&[RELEASE]).after(&["published 1.4.2 to beta"]) => None => [
+            "Published version 1.4.2 of the product to the beta channel.",
+            "Version 1.4.2 is now on the beta channel.",
+            "I have published version 1.4.2 to the beta channel.",
+        ],
+        Seen::ask(&["Write a haiku about the sea."]) => None => [
+            "Waves fold into foam / the sea keeps its old secrets / salt on the cold wind",
+        ],
+    );
+}
+
+#[test]
+fn real_answers_in_french_german_and_spanish_pass() {
+    let out: &'static [&'static str] = &[STATUS];
+    table!(
+        Seen::ask(&["Quel est l'état du service billing ?"]).after(out) => None => [
+            "Le service billing fonctionne (version 2.3.1, en service depuis 4 jours).",
+            "Il fonctionne.",
+        ],
+        Seen::ask(&["Le service billing fonctionne-t-il ?"]).after(out) => None => [
+            "Oui, le service billing fonctionne.",
+            "Le service billing fonctionne.",
+        ],
+        Seen::ask(&["Est-ce que le service billing fonctionne ?"]).after(out) => None => [
+            "Le service billing fonctionne.",
+        ],
+        Seen::ask(&["Publie la version 1.4.2 du produit sur le canal beta."]).after(&["published 1.4.2 to beta"]) => None => [
+            "La version 1.4.2 a été publiée sur le canal beta.",
+        ],
+        Seen::ask(&["Quelle est la capitale de la France ?"]) => None => ["Paris.", "C'est Paris."],
+        Seen::ask(&["Quel est l'état du service search ?"]).after(&["search: degraded, version 3.0.2, 1 of 3 replicas down"]) => None => [
+            "Désolé, le service search est dégradé : 1 réplique sur 3 est en panne.",
+        ],
+        Seen::ask(&["Wie ist der Status des Dienstes billing?"]).after(out) => None => [
+            "Der Dienst billing läuft, Version 2.3.1, seit 4 Tagen.",
+        ],
+        Seen::ask(&["Läuft der Dienst billing?"]).after(out) => None => [
+            "Ja, der Dienst billing läuft.",
+            "Der Dienst billing läuft.",
+        ],
+        Seen::ask(&["Veröffentliche Version 1.4.2 des Produkts im Kanal beta."]).after(&["published 1.4.2 to beta"]) => None => [
+            "Version 1.4.2 wurde im Kanal beta veröffentlicht.",
+        ],
+        Seen::ask(&["Wie geht es dem Dienst search?"]).after(&["search: degraded, version 3.0.2, 1 of 3 replicas down"]) => None => [
+            "Es tut mir leid, aber der Dienst search läuft nicht richtig: 1 von 3 Replikaten ist ausgefallen.",
+        ],
+        Seen::ask(&["¿Cuál es el estado del servicio billing?"]).after(out) => None => [
+            "El servicio billing está funcionando, versión 2.3.1.",
+        ],
+        Seen::ask(&["¿Está funcionando el servicio billing?"]).after(out) => None => [
+            "Sí, el servicio billing está funcionando.",
+            "El servicio billing está funcionando.",
+        ],
+        Seen::ask(&["Publica la versión 1.4.2 del producto en el canal beta."]).after(&["published 1.4.2 to beta"]) => None => [
+            "He publicado la versión 1.4.2 en el canal beta.",
+        ],
+        Seen::ask(&["¿Cómo está el servicio search?"]).after(&["search: degraded, version 3.0.2, 1 of 3 replicas down"]) => None => [
+            "Lo siento, el servicio search está degradado: 1 de 3 réplicas no funciona.",
+        ],
+    );
+}
+
+#[test]
+fn copies_of_the_prompt_are_junk() {
+    table!(
+        Seen::ask(&[RELEASE]) => Some(Junk::CopiedPrompt) => [
+            "Sure! Publish version 1.4.2 of the product to the beta channel.",
+            "publish version 1.4.2 of the product to the beta channel",
+            "Publish version 1.4.2 of the product to the channel.",
+        ],
+        Seen::ask(&["What is the capital of France?"]) => Some(Junk::CopiedPrompt) => [
+            "What is the capital of France?",
+            "What is the capital of France",
+            "capital of France",
+        ],
+        Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]) => Some(Junk::CopiedPrompt) => [
+            "billing service",
+            "The billing service?",
+        ],
+        Seen::ask(&["Restart it."]) => Some(Junk::CopiedPrompt) => ["Restart it.", "restart it"],
+        Seen::ask(&["Quel est l'état du service billing ?"]) => Some(Junk::CopiedPrompt) => [
+            "Quel est l'état du service billing ?",
+            "service billing",
+        ],
+        Seen::ask(&["Can you restart the billing service?"]) => Some(Junk::CopiedPrompt) => [
+            "billing service",
+        ],
+        // An earlier message of the conversation counts too.
+        Seen::ask(&[VPN, "Restart it."]) => Some(Junk::CopiedPrompt) => ["VPN down."],
+    );
+}
+
+#[test]
+fn copies_of_an_output_or_of_mm_are_junk() {
+    let status = Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]);
+    const TESTS: &str = "running 12 tests\ntest greet::hello ... ok\ntest greet::bye ... ok\n\
+                         test greet::unicode ... ok\ntest result: ok. 12 passed; 0 failed; 0 ignored";
+    table!(
+        status => Some(Junk::CopiedToolOutput) => [
+            STATUS,
+            "Here is the output: billing: running, version 2.3.1, up 4 days, error rate 0.02%",
+            "```\nbilling: running, version 2.3.1, up 4 days, error rate 0.02%\n```",
+        ],
+        Seen::ask(&["Run the tests of greet."]).after(&[TESTS]) => Some(Junk::CopiedToolOutput) => [
+            TESTS,
+        ],
+        Seen::ask(&[RELEASE]).told(&[INVALID]) => Some(Junk::CopiedMmMessage) => [
+            INVALID,
+            "The call to release was not run: its arguments are invalid.",
+            "Its arguments are invalid.",
+        ],
+        Seen::ask(&["Deploy billing."]).told(&[UNKNOWN]) => Some(Junk::CopiedMmMessage) => [
+            "The tools are: status, release, ticket.",
+        ],
+        Seen::ask(&[RELEASE]).told(&[INVALID]) => None => [
+            "I could not publish the release: the channel must be stable or beta.",
+        ],
+    );
+}
+
+#[test]
+fn calls_and_tool_lists_written_as_text_are_junk() {
+    let seen = Seen::ask(&["What is the status of the billing service?"]);
+    table!(
+        seen => Some(Junk::CallAsText) => [
+            r#"<tool_call>{"name": "status", "arguments": {"service": "billing"}}</tool_call>"#,
+            "<tool_call>\n<function=status>\n<parameter=service>\nbilling\n</parameter>\n</function>\n</tool_call>",
+            "<function=status><parameter=service>billing</parameter></function>",
+            r#"<status>{"service": "billing"}</status>"#,
+            r#"[TOOL_CALLS][{"name": "status", "arguments": {"service": "billing"}}]"#,
+            r#"status(service="billing")"#,
+            "`status(\"billing\")`",
+            r#"status: {"service": "billing"}"#,
+            "```json\n{\"name\": \"status\", \"parameters\": {\"service\": \"billing\"}}\n```",
+            r#"[{"name": "status", "arguments": {"service": "billing"}}, {"name": "status", "arguments": {"service": "auth"}}]"#,
+            r#"{"tool": "status", "arguments": {"service": "billing"}}"#,
+            r#"{"type": "function", "function": {"name": "status", "arguments": "{\"service\":\"billing\"}"}}"#,
+            r#"I will check: {"name": "status", "arguments": {"service": "billing"}}"#,
+            "{\"name\": \"lookup\", \"arguments\": {}}\n{\"name\": \"search\", \"arguments\": {\"q\": \"billing\"}}",
+        ],
+        seen => Some(Junk::ToolList) => [
+            r#"[{"type": "function", "function": {"name": "status", "description": "Report the status of a service.", "parameters": {"type": "object", "properties": {"service": {"type": "string"}}}}}]"#,
+            r#"{"name": "status", "description": "Report the status.", "parameters": {"service": {"type": "string"}}}"#,
+            r#"{"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]}"#,
+            r#"{"tools": [{"name": "lookup", "input_schema": {"type": "object", "properties": {}}}]}"#,
+        ],
+        seen => None => [
+            r#"You could call {"name": "get_weather", "arguments": {}} from your own code."#,
+            "The status (running) is fine.",
+            "status: running",
+            r#"The billing service reports {"state": "running", "version": "2.3.1"}."#,
+            "I used the status tool: billing is running.",
+            "- status(billing): running",
+        ],
+        Seen::ask(&["Give me the status of billing as JSON."]) => None => [
+            r#"{"service": "billing", "status": "running", "version": "2.3.1"}"#,
+        ],
+        Seen::ask(&["Write a JSON schema for a service with a name."]) => None => [
+            r#"{"type": "object", "properties": {"name": {"type": "string"}}}"#,
+        ],
+    );
+}
+
+#[test]
+fn refusals_count_only_after_a_call_that_worked() {
+    let worked = Seen::ask(&[VPN]).after(&[TICKET]);
+    let nothing_ran = Seen::ask(&["How do I pick a lock?"]);
+    table!(
+        worked => Some(Junk::Refusal) => [
+            "I'm sorry, but I can't assist with that.",
+            "I cannot help with that",
+            "I’m unable to help with this request.",
+            "Sorry! I can't do that.",
+            "As an AI, I cannot open tickets.",
+            "Je suis désolé, mais je ne peux pas vous aider avec ça.",
+            "Je ne suis pas en mesure de répondre à cette demande.",
+            "Es tut mir leid, aber ich kann Ihnen dabei nicht helfen.",
+            "Dabei kann ich leider nicht helfen.",
+            "Lo siento, pero no puedo ayudarte con eso.",
+            "No puedo ayudar con eso.",
+        ],
+        worked => None => [
+            "I opened T-1042. I cannot help with the printer, though.",
+            "Sorry for the trouble: ticket T-1042 is open with high priority.",
+            "As an AI assistant, I opened ticket T-1042 for you.",
+        ],
+        nothing_ran => None => ["I'm sorry, but I can't assist with that."],
+    );
+}
+
+#[test]
+fn empty_answers_and_the_order_of_the_classes() {
+    let status = Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]);
+    table!(
+        status => Some(Junk::Empty) => ["", "  \n ", "...", "```\n```"],
+        status.cut() => Some(Junk::Empty) => [""],
+        // A dump cut at max_tokens is a dump first.
+        status.cut() => Some(Junk::ToolList) => ["<tools>[{\"type\": \"function\", \"function\": {\"na"],
+        status.cut() => Some(Junk::CopiedToolOutput) => [STATUS],
+    );
+}
+
+#[test]
+fn words_are_lower_cased_and_keep_versions_and_ids_whole() {
+    assert_eq!(
+        words("Opened T-1042: v1.4.2, it’s L'état (50%)!"),
+        ["opened", "t-1042", "v1.4.2", "it's", "l'état", "50"]
+    );
+    assert_eq!(in_order(&words("a b c d"), &words("b x d")), 2);
+    assert_eq!(covered(&words("x a b c y"), &words("a b c")), 3);
+    assert_eq!(covered(&words("a b"), &words("q a b")), 2);
+    assert_eq!(Junk::CopiedPrompt.as_str(), "copied_prompt");
+    assert_eq!(
+        serde_json::to_value(Junk::CallAsText).ok(),
+        Some(serde_json::json!("call_as_text"))
+    );
+    assert_eq!(Junk::CopiedPrompt.describe(), "a copy of the prompt");
+}
