@@ -32,6 +32,9 @@ MM_NODE="$(eval "$(scripts/mcp/setup-node.sh --env)"; echo "$NODE22")"
 export MM_NODE
 cargo test --workspace --locked
 
+step "llama-server: the source build as the fallback (scripts/llama/check-fallback.sh)"
+scripts/llama/check-fallback.sh --if-built
+
 step "MCP: official conformance suite against picomcp"
 scripts/mcp/conformance.sh
 

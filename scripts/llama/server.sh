@@ -19,6 +19,8 @@
 # (scripts/model/fetch-smollm2.sh).
 #
 # Env: MM_DEV_CACHE (default ~/.cache/mm-dev), MM_LLAMA_FROM_SOURCE=1, FORCE=1.
+#      For scripts/llama/check-fallback.sh: MM_CPUINFO (default /proc/cpuinfo), MM_LLAMA_BUILD
+#      (the fallback's build script, default scripts/llama/build-server.sh).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -46,13 +48,13 @@ done
 
 source_build() {
   log "$1: using the source build (scripts/llama/build-server.sh)"
-  exec "$HERE/build-server.sh"
+  exec "${MM_LLAMA_BUILD:-$HERE/build-server.sh}"
 }
 
 [[ "$from_source" == 1 ]] && source_build "--from-source"
 [[ "$(uname -m)" == x86_64 ]] || source_build "the wheel is for x86_64 only (this is $(uname -m))"
 for flag in avx2 fma f16c; do
-  grep -qw "$flag" /proc/cpuinfo 2>/dev/null || source_build "this CPU has no ${flag^^} (the wheel is built for AVX2/FMA/F16C)"
+  grep -qw "$flag" "${MM_CPUINFO:-/proc/cpuinfo}" 2>/dev/null || source_build "this CPU has no ${flag^^} (the wheel is built for AVX2/FMA/F16C)"
 done
 if [[ -f "$DIR/self-test.failed" && "${FORCE:-0}" != 1 ]]; then
   source_build "the wheel failed its self-test here earlier ($(head -1 "$DIR/self-test.failed"); FORCE=1 tries again)"

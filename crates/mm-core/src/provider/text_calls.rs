@@ -659,9 +659,7 @@ fn call_line_opening(start: &str) -> Option<bool> {
         return Some(false);
     }
     let rest = &start[name_end..];
-    let Some(next) = rest.chars().next() else {
-        return None;
-    };
+    let next = rest.chars().next()?;
     match next {
         '(' => Some(true),
         // `name: {` or `name {`; anything else after the word is prose.

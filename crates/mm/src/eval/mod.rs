@@ -96,7 +96,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
                 Failure::usage(format!("{}: no such agent file", agent_path.display()))
             })?;
         let models = models(cli, &suite, &config.model);
-        let workspace = Workspace::prepare(&config, &agent_dir, &mm).map_err(Failure::runtime)?;
+        let workspace =
+            Workspace::prepare(&config, &agent_dir, &mm, path).map_err(Failure::runtime)?;
         prepared.push(Arc::new(Prepared {
             suite,
             workspace,

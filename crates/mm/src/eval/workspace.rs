@@ -32,13 +32,21 @@ pub struct Workspace {
 
 impl Workspace {
     /// Copies the agent's folder and writes the wrappers and agent files. `mm` is this binary.
-    pub fn prepare(config: &AgentConfig, agent_dir: &Path, mm: &Path) -> Result<Self, String> {
+    /// `suite` is left out of the copy when it is in the agent's folder: the model must not be
+    /// able to read the expected answers.
+    pub fn prepare(
+        config: &AgentConfig,
+        agent_dir: &Path,
+        mm: &Path,
+        suite: &Path,
+    ) -> Result<Self, String> {
         let dir = tempfile::Builder::new()
             .prefix("mm-eval-")
             .tempdir()
             .map_err(|e| format!("cannot make a folder for the eval: {e}"))?;
         let mut copied = 0;
-        copy_tree(agent_dir, dir.path(), &mut copied)?;
+        let suite = std::fs::canonicalize(suite).unwrap_or_else(|_| suite.to_path_buf());
+        copy_tree(agent_dir, dir.path(), &suite, &mut copied)?;
         let eval_dir = dir.path().join(".mm-eval");
         let bin = eval_dir.join("bin");
         std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
@@ -177,7 +185,7 @@ fn write_wrapper(path: &Path, mm: &Path, program: &Path) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn copy_tree(from: &Path, to: &Path, copied: &mut u64) -> Result<(), String> {
+fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<(), String> {
     let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -185,11 +193,14 @@ fn copy_tree(from: &Path, to: &Path, copied: &mut u64) -> Result<(), String> {
             continue;
         }
         let source = entry.path();
+        if source == skip {
+            continue;
+        }
         let target = to.join(&name);
         let kind = entry.file_type().map_err(|e| e.to_string())?;
         if kind.is_dir() {
             std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
-            copy_tree(&source, &target, copied)?;
+            copy_tree(&source, &target, skip, copied)?;
         } else if kind.is_file() {
             *copied += std::fs::copy(&source, &target)
                 .map_err(|e| format!("cannot copy {}: {e}", source.display()))?;

@@ -194,9 +194,9 @@ fn e2e_qwen_calls_status_natively_and_answers_in_words_from_its_output() {
         "What is the status of the billing service?",
     );
     assert_eq!(code, 0, "{stderr}");
-    // The right call, really run (the script's own log), and nothing else.
-    assert!(!calls.is_empty(), "the status script never ran:\n{stderr}");
-    assert!(calls.iter().all(|c| c == "status billing"), "{calls:?}");
+    // The right call, really run (the script's own log), once: the model writes its calls as
+    // text, so the answer step follows the result and the call is not made again.
+    assert_eq!(calls, ["status billing"], "{stderr}");
     // An answer in words, from what the script printed
     // ("billing: running, version 2.3.1, up 4 days, error rate 0.02%").
     assert!(
@@ -230,6 +230,48 @@ fn e2e_smollm2_in_auto_mode_is_constrained_calls_status_and_answers_from_its_out
     }
     assert!(
         answer.to_lowercase().contains("running"),
+        "the answer does not say what the script printed: {answer:?}\n{stderr}"
+    );
+}
+
+/// The repeated-call case of the issue: after a right call, Qwen2.5-Coder-0.5B called the same
+/// tool again with parameters invented from its output (`{"service":"billing","build":"7f3e2",
+/// "replicas":3,"queue_depth":12}`), mm answered "invalid", and mm's own message became the
+/// answer. Now: the call runs once, and the answer is in words, from the output.
+#[test]
+fn e2e_qwen_does_not_repeat_a_call_that_worked_nor_answer_with_mms_message() {
+    let Some(server) = server_of(Model::Qwen) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("deploy.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"deploy $*\" >> \"$MM_OPS_LOG\"\necho \"$1: deployed build 7f3e2, replicas 3, queue depth 12, healthy\"\n",
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let agent = format!(
+        "---\nyolo: true\nbuiltins: []\nlimits: {{max_tokens: 200, max_turns: 6}}\ntools:\n  deployment:\n    description: Show the current deployment of a service.\n    parameters:\n      service: {{type: string, description: \"The service name, like billing.\"}}\n    command: [\"{}\", \"{{{{service}}}}\"]\n---\nYou are the release engineer's assistant.\n",
+        script.display()
+    );
+    let case = Case::new(&agent);
+    let (code, calls, answer, stderr) = run_answer(
+        &case,
+        server,
+        &[],
+        "Which build of the billing service is deployed?",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(calls, ["deploy billing"], "the call ran once:\n{stderr}");
+    assert!(!stderr.contains("invalid"), "{stderr}");
+    assert!(
+        !answer.contains("was not run") && !answer.contains('{'),
+        "not an answer: {answer:?}\n{stderr}"
+    );
+    assert!(
+        answer.contains("7f3e2"),
         "the answer does not say what the script printed: {answer:?}\n{stderr}"
     );
 }

@@ -600,3 +600,62 @@ fn a_reply_cut_at_max_tokens_is_reported_and_asked_again() {
         .to_string();
     assert_eq!(last, "Answer my question in words.");
 }
+
+#[test]
+fn a_call_of_a_skill_by_its_name_is_answered_with_how_to_read_it() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let path = case.path().join(".mm/skills/health-check/SKILL.md");
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &path,
+        "---\nname: health-check\ndescription: Check every service.\n---\nCall status for each service.\n",
+    )
+    .expect("skill");
+    let server = ScriptedServer::start(vec![
+        // Written as text (the form every model used in skill mode), then natively.
+        Reply::text("{\"name\": \"health-check\", \"arguments\": {}}"),
+        Reply::tool_call("health_check", "{}"),
+        Reply::text("Done."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "check everything"])
+        .assert()
+        .success()
+        .stdout("Done.\n");
+    // Echoed as a call, answered by mm, never shown as the answer.
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("● health-check {}"), "{stderr}");
+    let requests = server.requests();
+    for request in &requests[1..] {
+        let answer = tool_messages(request).pop().unwrap_or_default();
+        assert!(
+            answer.contains("is a skill, not a tool: read it with read_skill")
+                && answer.contains("health-check"),
+            "{answer}"
+        );
+    }
+}
+
+#[test]
+fn a_call_written_as_text_is_not_streamed_as_the_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text("status(service=\"billing\")"),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let streamed: String = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "text_delta")
+        .filter_map(|e| e["text"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(streamed, "Billing is running.", "{stdout}");
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+}
