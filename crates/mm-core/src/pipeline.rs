@@ -356,6 +356,19 @@ impl<'a> CallPipeline<'a> {
     }
 }
 
+/// Whether a tool message is one of mm's own answers to a call it did not run (invalid, unknown,
+/// a skill's name, refused, stopped, interrupted) rather than a tool's output: for telling an
+/// answer that copies one (`junk`) in a later turn, where only the text is left.
+pub fn written_by_mm(content: &str) -> bool {
+    let first = content.lines().next().unwrap_or_default();
+    (first.starts_with("The call to ") && first.contains(" was not run"))
+        || first.starts_with("There is no tool named ")
+        || first.contains(" is a skill, not a tool: ")
+        || first.starts_with("The user did not allow this call")
+        || first.starts_with("Not run: ")
+        || (first.starts_with("The call ") && first.contains(" times in a row"))
+}
+
 /// Why the consent step did not let a call run.
 enum Refusal {
     /// The answer to the model.

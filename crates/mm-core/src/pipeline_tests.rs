@@ -421,3 +421,21 @@ fn endings_are_reported_on_their_own_line() {
         assert_eq!(words(output.into(), outcome), expected, "{outcome:?}");
     }
 }
+
+#[tokio::test]
+async fn mms_own_answers_are_told_from_tool_output() {
+    let f = Fixture::new();
+    let p = f.pipeline(no_one_to_ask(), 8000);
+    let invalid = handle(&p, "write", r#"{"text": 3, "oops": true}"#).await;
+    let unknown = handle(&p, "nope", "{}").await;
+    let refused = handle(&p, "write", r#"{"text":"a"}"#).await;
+    for mine in [&invalid, &unknown, &refused] {
+        assert!(!mine.ran, "{}", mine.content);
+        assert!(written_by_mm(&mine.content), "{}", mine.content);
+    }
+    let granted = f.pipeline(Consent::Granted, 8000);
+    let ran = handle(&granted, "write", r#"{"text":"The call to nothing"}"#).await;
+    assert!(ran.ran && ran.ok);
+    assert!(!written_by_mm(&ran.content), "{}", ran.content);
+    assert!(!written_by_mm("billing: running, version 2.3.1"));
+}

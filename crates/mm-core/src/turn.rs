@@ -126,6 +126,9 @@ struct Seen {
     mm_messages: Vec<String>,
     /// Requests for an answer made after junk.
     retries: u32,
+    /// The previous round's calls (name and arguments as JSON, or the raw text) when none of
+    /// them worked: a model that writes calls as text and sends the same ones again is stuck.
+    failed_round: Option<Vec<(String, Value)>>,
 }
 
 /// Runs one user turn over `messages` (which must already hold the system prompt and the user's
@@ -162,6 +165,17 @@ pub async fn run_turn(
     let mut calls_state = CallState::default();
     let mut ask = Ask::Any;
     let mut seen = Seen::default();
+    // What mm wrote to the model in earlier turns is no answer either (seen: an invalid call's
+    // answer from the turn before, copied as the answer to a follow-up).
+    seen.mm_messages = messages[..start]
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } if crate::pipeline::written_by_mm(content) => {
+                Some(content.clone())
+            }
+            _ => None,
+        })
+        .collect();
     let mut result = TurnResult {
         result: String::new(),
         stop_reason: StopReason::Done,
@@ -217,6 +231,18 @@ pub async fn run_turn(
                 ask = Ask::Answer;
                 continue;
             }
+            let round_key: Vec<(String, Value)> = fresh.iter().map(call_key).collect();
+            if reply.calls_as_text && seen.failed_round.as_ref() == Some(&round_key) {
+                // The same calls again, after they failed or were refused: the model is stuck
+                // (measured: Qwen2.5-Coder-0.5B repeats an invalid call until the loop detector
+                // stops the turn, with no answer). It is asked to answer with what it has.
+                (opts.events)(&Event::Warning {
+                    message: "the model repeated a call that did not work; asking it for an answer"
+                        .into(),
+                });
+                ask = Ask::Answer;
+                continue;
+            }
             if !reply.content.is_empty() {
                 (opts.events)(&Event::AssistantMessage {
                     text: reply.content.clone(),
@@ -252,6 +278,7 @@ pub async fn run_turn(
             }
             seen.last_round = seen.ran.len() - round_start;
             let round = &seen.ran[round_start..];
+            seen.failed_round = round.iter().all(|r| !r.ok).then_some(round_key);
             let all_ran_ok = !round.is_empty()
                 && round.len() == fresh.len()
                 && round.iter().all(|r| r.ok && r.name != READ_SKILL);
@@ -379,6 +406,14 @@ fn not_repeats(calls: &[ToolCall], seen: &Seen, registry: &Registry) -> Vec<Tool
         })
         .cloned()
         .collect()
+}
+
+/// What makes two calls the same for [`Seen::failed_round`]: the name, and the arguments as a
+/// JSON value (key order does not matter) or, when they are not JSON, as text.
+fn call_key(call: &ToolCall) -> (String, Value) {
+    let arguments = serde_json::from_str(&call.arguments)
+        .unwrap_or_else(|_| Value::String(call.arguments.trim().to_owned()));
+    (call.name.clone(), arguments)
 }
 
 /// A call's arguments as the validator reads them once the parameters the tool does not have

@@ -51,6 +51,10 @@ pub struct EvalArgs {
     /// An earlier results.json: print what changed.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// Another mm binary to run the turns with (and `mm serve`), e.g. an older build, to
+    /// measure a change of mm itself; the recording wrapper stays this one.
+    #[arg(long, value_name = "PATH")]
+    pub mm_binary: Option<PathBuf>,
 }
 
 /// A suite, ready to run: its folder copy and the models it measures.
@@ -126,7 +130,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
     }
 
     let options = Arc::new(Options {
-        mm,
+        mm: args.mm_binary.clone().unwrap_or(mm),
         max_turns: cli.max_turns,
         temperature: cli.temperature,
     });

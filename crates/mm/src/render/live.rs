@@ -367,6 +367,13 @@ impl Live {
                 }
             }
             Event::Warning { message } => {
+                // A reply streamed so far and then not taken as the answer (the turn loop warns
+                // when it asks again): it ends here, so the next message is drawn in full.
+                if st.streamed {
+                    let rest = st.markdown.finish();
+                    self.write(&mut st, &rest);
+                    st.streamed = false;
+                }
                 self.line_start(&mut st);
                 let text = format!(
                     "{} {}\n",

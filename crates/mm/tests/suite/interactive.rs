@@ -383,3 +383,23 @@ fn ctrl_c_in_a_print_mode_dialog_ends_mm_with_130_at_once() {
     assert!(!case.path().join("x").exists());
     assert_eq!(server.request_count(), 1);
 }
+
+#[test]
+fn a_useless_reply_is_followed_by_the_output_that_stands_in_for_the_answer() {
+    let case = Case::new(&agent_with_tools(super::output::TOOLS));
+    let server = ScriptedServer::start(vec![
+        // A call written as text, then a reply that only copies the question, twice.
+        Reply::text("{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}"),
+        Reply::text("What is the status of billing?"),
+        Reply::text("What is the status of billing?"),
+    ]);
+    let data = data();
+    let mut mm = Pty::mm(&case, &server, data.path(), &["--yolo"]);
+    mm.say("What is the status of billing?");
+    mm.expect("not an answer (a copy of the prompt)");
+    mm.expect("no usable answer (a copy of the prompt)");
+    // The output of the call is drawn as the answer, after the warning.
+    mm.expect("recorded 1 args");
+    mm.expect("> ");
+    assert_eq!(server.request_count(), 3);
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{Case, agent_with_tools, tool_messages};
 
-const TOOLS: &str = r#"  release:
+pub(crate) const TOOLS: &str = r#"  release:
     description: Publish a release of the product to a channel
     parameters:
       version: {type: string, description: "The version, like 1.4.2."}
@@ -658,4 +658,37 @@ fn a_call_written_as_text_is_not_streamed_as_the_answer() {
         .collect();
     assert_eq!(streamed, "Billing is running.", "{stdout}");
     assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+}
+
+#[test]
+fn a_call_written_as_text_that_failed_and_comes_again_gets_the_answer_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    // Real shape (Qwen2.5-Coder-0.5B): an enum value in the user's language, sent again as is.
+    let invalid = || {
+        Reply::text(
+            "{\"name\": \"release\", \"arguments\": {\"version\": \"1.2\", \"channel\": \"stabile\"}}",
+        )
+    };
+    let server = ScriptedServer::start(vec![
+        invalid(),
+        invalid(),
+        Reply::text("The channel must be stable or beta."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "release 1.2 on stabile"])
+        .assert()
+        .success()
+        .stdout("The channel must be stable or beta.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("repeated a call that did not work"),
+        "{stderr}"
+    );
+    assert!(case.calls().is_empty());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2]["tool_choice"], "none");
+    // The invalid call was answered once, in text; the repeat is not in the conversation.
+    assert_eq!(tool_messages(&requests[2]).len(), 1);
 }
