@@ -136,6 +136,9 @@ struct Tally {
     ok: u32,
     actions: (u32, u32),
     questions: (u32, u32),
+    /// No-tool questions answered without a call, whatever the answer's facts: no unwanted
+    /// call, no loop or error, and no junk (only `bad_answer` or right).
+    without_call: u32,
     seconds: f64,
     failures: Vec<(FailureClass, u32)>,
     junk: Vec<String>,
@@ -156,6 +159,11 @@ impl Tally {
             if let Some((right, all)) = kind {
                 *right += u32::from(run.ok);
                 *all += 1;
+            }
+            if run.expects_call == Some(false)
+                && matches!(run.failure, None | Some(FailureClass::BadAnswer))
+            {
+                t.without_call += 1;
             }
             if let Some(class) = run.failure {
                 match t.failures.iter_mut().find(|(c, _)| *c == class) {
@@ -222,6 +230,7 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
         "mode",
         "actions right",
         "no-tool questions right",
+        "no-tool answered without a call",
         "mean s",
     ];
     cols.extend(FailureClass::ALL.iter().map(|c| c.as_str()));
@@ -238,6 +247,7 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
                 mode.title().to_string(),
                 rate(t.actions.0, t.actions.1),
                 rate(t.questions.0, t.questions.1),
+                rate(t.without_call, t.questions.1),
                 format!("{:.1}", t.seconds / f64::from(t.runs)),
             ];
             cells.extend(FailureClass::ALL.iter().map(|c| t.failures(*c).to_string()));
