@@ -19,6 +19,7 @@ mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
+mod regular;
 pub mod session;
 pub mod skills;
 mod sse;

@@ -49,10 +49,18 @@ pub fn dialog(request: &ConsentRequest, color: bool) -> String {
         ("", "")
     };
     let mut text = format!(
-        "Allow {}: {}\n  [y] yes, once",
+        "Allow {}: {}\n",
         line(&request.tool),
-        line(&request.summary)
+        visible(&request.summary)
     );
+    // Next to the choices, where nothing can push it off the screen: how long the call is.
+    let length = request.summary.chars().count();
+    if length > LONG_CALL {
+        text.push_str(&format!(
+            "  {dim}(the call above is {length} characters long){off}\n"
+        ));
+    }
+    text.push_str("  [y] yes, once");
     match &request.always {
         Some(rule) => text.push_str(&format!(
             "  [a] always {} {dim}(this session){off}  [s] always, saved to .mm/permissions",
@@ -64,6 +72,69 @@ pub fn dialog(request: &ConsentRequest, color: bool) -> String {
     }
     text.push_str("  [n] no");
     text
+}
+
+/// Runs of more blanks than this are shown as a count (`⟨2000 blanks⟩`).
+const MAX_BLANKS: usize = 8;
+
+/// A call longer than this (in characters) has its length said next to the choices.
+const LONG_CALL: usize = 300;
+
+/// The call as the dialog shows it: control characters escaped (see `render::escape`), and
+/// every blank that could hide a part of it made visible. A run of more than [`MAX_BLANKS`]
+/// blanks (`touch x;` + 2000 spaces + `git status` would scroll the `touch` off an 80×24
+/// screen) is shown as `⟨2000 blanks⟩`; a blank that is not a plain space (a no-break space,
+/// an ideographic space, a zero-width or filler character: bash reads none of them as a
+/// separator) is shown as `\u{a0}`.
+pub fn visible(call: &str) -> String {
+    let escaped = line(call);
+    let mut out = String::with_capacity(escaped.len());
+    let mut run: Vec<char> = Vec::new();
+    let flush = |out: &mut String, run: &mut Vec<char>| {
+        if run.len() > MAX_BLANKS {
+            out.push_str(&format!("⟨{} blanks⟩", run.len()));
+        } else {
+            for &c in run.iter() {
+                if c == ' ' {
+                    out.push(c);
+                } else {
+                    out.push_str(&format!("\\u{{{:x}}}", c as u32));
+                }
+            }
+        }
+        run.clear();
+    };
+    for c in escaped.chars() {
+        if is_blank(c) {
+            run.push(c);
+        } else {
+            flush(&mut out, &mut run);
+            out.push(c);
+        }
+    }
+    flush(&mut out, &mut run);
+    out
+}
+
+/// A character that draws as nothing or as blank space.
+fn is_blank(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200D}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+        )
 }
 
 /// What a typed answer means: `None` when it is none of the choices (ask again). `Some(Deny
@@ -204,6 +275,42 @@ mod tests {
         let r = request(None);
         assert_eq!(parse_answer("a", &r), None);
         assert_eq!(parse_answer("s", &r), None);
+    }
+
+    #[test]
+    fn blanks_cannot_push_a_part_of_the_call_off_the_screen() {
+        let spoof = format!("touch PWNED;{}git status", " ".repeat(2000));
+        let r = ConsentRequest {
+            tool: "bash".into(),
+            summary: spoof,
+            always: None,
+        };
+        let text = dialog(&r, false);
+        let first = text.lines().next().unwrap_or_default();
+        assert_eq!(first, "Allow bash: touch PWNED;⟨2000 blanks⟩git status");
+        // The whole dialog fits an 80×24 screen with room to spare.
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
+        assert!(text.lines().count() <= 3, "{text}");
+        // Other blanks: shown by their code, one by one or counted.
+        assert_eq!(visible("rm\u{a0}-rf x"), "rm\\u{a0}-rf x");
+        assert_eq!(visible("a\u{3000}b\u{200b}c"), "a\\u{3000}b\\u{200b}c");
+        assert_eq!(
+            visible(&format!("a{}b", "\u{2800}".repeat(50))),
+            "a⟨50 blanks⟩b"
+        );
+        assert_eq!(visible("git  status"), "git  status");
+        // A long call says how long it is next to the choices.
+        let long = ConsentRequest {
+            tool: "bash".into(),
+            summary: format!("touch PWNED; echo {}", "a".repeat(3000)),
+            always: None,
+        };
+        let text = dialog(&long, false);
+        assert!(
+            text.contains("(the call above is 3018 characters long)\n  [y] yes, once"),
+            "{}",
+            &text[text.len() - 200..]
+        );
     }
 
     #[test]

@@ -41,8 +41,15 @@ fn grep(job: &Job) -> Answer {
     };
     let shown_root = job.opt_str("path").unwrap_or(".");
     let root = job.path("path");
-    if !root.exists() {
-        return refuse(format!("{shown_root} does not exist."));
+    match std::fs::metadata(&root) {
+        Ok(meta) if meta.is_dir() || meta.is_file() => {}
+        Ok(meta) => {
+            return refuse(format!(
+                "{shown_root} is {}; grep searches regular files and folders.",
+                crate::regular::what(meta.file_type())
+            ));
+        }
+        Err(_) => return refuse(format!("{shown_root} does not exist.")),
     }
     let filter = match Filter::new(job.opt_str("glob")) {
         Ok(filter) => filter,
@@ -65,7 +72,11 @@ fn grep(job: &Job) -> Answer {
             Ok(!job.cancel.is_cancelled())
         });
         // A file that cannot be read is skipped, as ripgrep does (after saying so on stderr).
-        let _ = searcher.search_path(&matcher, path, sink);
+        // Opened without blocking and only when regular (a FIFO, `/proc/kmsg`: see
+        // `crate::regular`).
+        if let Ok(file) = crate::regular::open(path) {
+            let _ = searcher.search_file(&matcher, &file, sink);
+        }
         files += usize::from(total > before);
         Some(())
     });

@@ -5,10 +5,9 @@
 //! garbage: a NUL byte in the first 8 KiB (git's and ripgrep's test) or bytes that are not
 //! UTF-8.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use super::{Answer, FileTool, Job, done, not_a_file, refuse};
+use super::{Answer, FileTool, Job, done, open_regular, refuse};
 use crate::args::{ParamSpec, ParamType};
 
 /// Lines shown when the model does not ask for fewer; also the most it may ask for.
@@ -37,9 +36,6 @@ pub(super) fn tool() -> FileTool {
 fn read(job: &Job) -> Answer {
     let shown = job.str("path");
     let path = job.path("path");
-    if let Some(why) = not_a_file(&path, shown) {
-        return refuse(why);
-    }
     let offset = job.int("offset").unwrap_or(1);
     if offset < 1 {
         return refuse("offset is the first line to read: 1 or more.");
@@ -50,9 +46,9 @@ fn read(job: &Job) -> Answer {
     }
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX).min(MAX_LINES);
-    let file = match File::open(&path) {
+    let file = match open_regular(&path, shown) {
         Ok(file) => file,
-        Err(e) => return refuse(format!("{shown} cannot be read: {e}")),
+        Err(why) => return refuse(why),
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {

@@ -1,0 +1,223 @@
+//! The file tools against files that are not regular: FIFOs, device nodes, `/proc/kmsg`, and a
+//! job that never ends. Each test bounds its wait: without the fixes they block forever.
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+/// Longer than any of these calls may take once fixed.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+fn folder() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn fifo(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600))
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    path
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+async fn call(name: &str, dir: &Path, args: serde_json::Value) -> (Outcome, String) {
+    let tool = file_tool(name).unwrap_or_else(|| panic!("no tool {name}"));
+    run(tool.as_ref(), dir, args, CancellationToken::new()).await
+}
+
+async fn run(
+    tool: &dyn Tool,
+    dir: &Path,
+    args: serde_json::Value,
+    cancel: CancellationToken,
+) -> (Outcome, String) {
+    let args = tool
+        .params()
+        .validate(&args.to_string())
+        .unwrap_or_else(|e| panic!("{:?}", e.problems));
+    let ctx = ToolCtx::new(dir.to_path_buf(), cancel);
+    let mut out = Output::new(1 << 20);
+    let outcome = tokio::time::timeout(PATIENCE, tool.run(&args, &ctx, &mut out))
+        .await
+        .unwrap_or_else(|_| panic!("{} did not end within {PATIENCE:?}", tool.spec().name));
+    (outcome, out.finish().text)
+}
+
+#[tokio::test]
+async fn reading_a_fifo_is_refused_at_once() {
+    let dir = folder();
+    fifo(dir.path(), "pipe");
+    let (outcome, text) = call("read_file", dir.path(), json!({"path": "pipe"})).await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+    assert_eq!(
+        text,
+        "pipe cannot be read: it is a FIFO, not a regular file; only regular files are read."
+    );
+    let (outcome, text) = call("grep", dir.path(), json!({"pattern": "x", "path": "pipe"})).await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+    assert_eq!(
+        text,
+        "pipe is a FIFO; grep searches regular files and folders."
+    );
+    let (outcome, text) = call(
+        "edit_file",
+        dir.path(),
+        json!({"path": "pipe", "old_text": "a", "new_text": "b"}),
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+    assert!(text.contains("it is a FIFO"), "{text}");
+}
+
+#[tokio::test]
+async fn grep_skips_a_fifo_in_the_folder_it_searches() {
+    let dir = folder();
+    fs::write(dir.path().join("a.txt"), "needle\n").unwrap_or_else(|e| panic!("{e}"));
+    fifo(dir.path(), "b.txt");
+    // A symlink to a FIFO looks like a file to nothing but stat; it is skipped too.
+    std::os::unix::fs::symlink(dir.path().join("b.txt"), dir.path().join("c.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (outcome, text) = call("grep", dir.path(), json!({"pattern": "needle"})).await;
+    assert_eq!((outcome, text.as_str()), (Outcome::Success, "a.txt:1:needle\n"));
+    let (outcome, text) = call("read_file", dir.path(), json!({"path": "c.txt"})).await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+}
+
+#[tokio::test]
+async fn proc_kmsg_is_answered_at_once() {
+    if !is_root() {
+        eprintln!("skipped: /proc/kmsg can only be opened by root");
+        return;
+    }
+    if !Path::new("/proc/kmsg").exists() {
+        eprintln!("skipped: no /proc/kmsg here");
+        return;
+    }
+    // Either refused at once (nothing to read: it would block) or its pending lines shown;
+    // never a wait for the kernel's next message.
+    let (outcome, text) = call("read_file", Path::new("/"), json!({"path": "/proc/kmsg"})).await;
+    assert!(
+        outcome == Outcome::Failed || outcome == Outcome::Success,
+        "{outcome:?}: {text}"
+    );
+    let (outcome, text) = call(
+        "grep",
+        Path::new("/"),
+        json!({"pattern": "zz-no-such-line-zz", "path": "/proc/kmsg"}),
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Success, "{text}");
+}
+
+/// Released when the test ends, however it ends, so that the blocking thread can finish and the
+/// runtime can shut down.
+static RELEASE: AtomicBool = AtomicBool::new(false);
+
+struct Release;
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        RELEASE.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A job that takes no notice of its token: stands for a read stuck in the kernel.
+fn stuck(_: &Job) -> Answer {
+    while !RELEASE.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    done("late")
+}
+
+#[tokio::test]
+async fn a_stuck_job_is_cancelled_by_ctrl_c_and_ended_by_its_timeout() {
+    let _release = Release;
+    let dir = folder();
+    let tool = FileTool::new("stuck", "Never ends.", Vec::new(), true, stuck);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let (outcome, _) = run(&tool, dir.path(), json!({}), cancel).await;
+    assert_eq!(outcome, Outcome::Cancelled);
+
+    let mut tool = FileTool::new("stuck", "Never ends.", Vec::new(), true, stuck);
+    tool.timeout = Duration::from_millis(200);
+    let (outcome, _) = run(&tool, dir.path(), json!({}), CancellationToken::new()).await;
+    assert_eq!(outcome, Outcome::TimedOut(Duration::from_millis(200)));
+}
+
+#[tokio::test]
+async fn writing_over_a_fifo_is_refused_and_it_stays_a_fifo() {
+    let dir = folder();
+    let path = fifo(dir.path(), "pipe");
+    let (outcome, text) = call(
+        "write_file",
+        dir.path(),
+        json!({"path": "pipe", "content": "x"}),
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+    assert_eq!(
+        text,
+        "pipe was not written: it is a FIFO, not a regular file"
+    );
+    let kind = fs::symlink_metadata(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .file_type();
+    assert!(kind.is_fifo());
+    // No temporary file left behind.
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[tokio::test]
+async fn writing_over_a_device_node_is_refused_and_it_stays_a_device() {
+    if !is_root() {
+        eprintln!("skipped: mknod of a character device needs root");
+        return;
+    }
+    let dir = folder();
+    // A private copy of /dev/null (1, 3): the system's own is never put at risk.
+    let path = dir.path().join("null");
+    nix::sys::stat::mknod(
+        &path,
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+        nix::sys::stat::makedev(1, 3),
+    )
+    .unwrap_or_else(|e| panic!("mknod: {e}"));
+    for (tool, args) in [
+        ("write_file", json!({"path": "null", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "null", "old_text": "a", "new_text": "b"}),
+        ),
+    ] {
+        let (outcome, text) = call(tool, dir.path(), args).await;
+        assert_eq!(outcome, Outcome::Failed, "{tool}: {text}");
+        assert!(text.contains("a character device"), "{tool}: {text}");
+        let kind = fs::symlink_metadata(&path)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .file_type();
+        assert!(kind.is_char_device(), "{tool} replaced the device");
+    }
+    let (outcome, text) = call("read_file", dir.path(), json!({"path": "null"})).await;
+    assert_eq!(outcome, Outcome::Failed, "{text}");
+}
