@@ -34,7 +34,7 @@ pub use hooks::Hooks;
 pub use junk::{AnswerContext, Junk};
 pub use output::{Captured, Echo, Output};
 pub use permissions::{
-    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, project_file,
+    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, Target, project_file,
 };
 pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{

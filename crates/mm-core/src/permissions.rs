@@ -22,6 +22,9 @@
 
 mod project;
 mod shell;
+mod target;
+
+pub use target::Target;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -113,11 +116,31 @@ impl Permissions {
 
     /// Decides for a call of `tool` with validated `args`.
     pub fn decide(&self, tool: &str, args: &Map<String, Value>) -> Decision {
+        self.decide_at(tool, args, None)
+    }
+
+    /// Decides for a call of `tool` with validated `args` that touches the file or folder
+    /// `target` (its `path` argument, resolved: see [`Target`]). A `tool:GLOB` rule sees the
+    /// call with `path` resolved: an allow rule only that form (so `notes/../../x` is not in
+    /// `notes/*`), a deny rule that form and the path as written (`./secret.txt`,
+    /// `sub/../secret.txt` and a link to it are all `secret.txt`).
+    pub fn decide_at(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        target: Option<&Target>,
+    ) -> Decision {
+        let resolved = target.map(|target| {
+            let mut args = args.clone();
+            args.insert("path".into(), Value::String(target.shown.clone()));
+            args
+        });
+        let for_rules = resolved.as_ref().unwrap_or(args);
         if let Some(rule) = self
             .project
             .iter()
             .flat_map(|p| &p.deny)
-            .find(|rule| denies(rule, tool, args))
+            .find(|rule| denies(rule, tool, args) || denies(rule, tool, for_rules))
         {
             return Decision::Deny(rule.clone());
         }
@@ -130,7 +153,7 @@ impl Permissions {
             .iter()
             .chain(self.project.iter().flat_map(|p| &p.allow))
             .chain(learned.iter())
-            .any(|entry| allows(entry, tool, args));
+            .any(|entry| allows(entry, tool, for_rules));
         if allowed {
             Decision::Allow
         } else {

@@ -286,3 +286,32 @@ fn always_proposes_the_command_prefix_for_bash_and_the_name_otherwise() {
         Some("release")
     );
 }
+
+#[test]
+fn an_allow_glob_on_a_path_sees_the_path_resolved() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    std::fs::create_dir_all(cwd.join("notes")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("/etc", cwd.join("notes/etc")).unwrap_or_else(|e| panic!("{e}"));
+    let p = Permissions::new(
+        false,
+        vec![r#"write_file:{"path":"notes/*","content":"*"}"#.into()],
+    );
+    let decide = |path: &str| {
+        let a = args(json!({"path": path, "content": "x"}));
+        p.decide_at("write_file", &a, Some(&Target::resolve(&cwd, path)))
+    };
+    assert_eq!(decide("notes/a.txt"), Decision::Allow);
+    assert_eq!(decide("./notes/a.txt"), Decision::Allow);
+    assert_eq!(decide("notes/sub/../b.txt"), Decision::Allow);
+    for escape in [
+        "notes/../../ESCAPED.txt",
+        "notes/../x.txt",
+        "notes/etc/passwd",
+        "notes/nowhere/../../../x.txt",
+    ] {
+        assert_eq!(decide(escape), Decision::Ask, "{escape}");
+    }
+    let abs = cwd.join("notes/c.txt").to_string_lossy().into_owned();
+    assert_eq!(decide(&abs), Decision::Allow);
+}

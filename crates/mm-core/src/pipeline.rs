@@ -254,7 +254,10 @@ impl<'a> CallPipeline<'a> {
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };
-        match permissions.decide(name, args) {
+        let target = tool
+            .path(args)
+            .map(|path| crate::permissions::Target::resolve(&self.cwd, path));
+        match permissions.decide_at(name, args, target.as_ref()) {
             Decision::Allow => return Ok(()),
             Decision::Deny(rule) => {
                 let file = permissions.project_file().map_or_else(

@@ -135,6 +135,16 @@ impl Tool for FileTool {
     fn read_only(&self) -> bool {
         self.read_only
     }
+    /// `path`, for the tools that have one (`grep` without one searches the working folder).
+    fn path<'a>(&self, args: &'a Map<String, Value>) -> Option<&'a str> {
+        let has_path = self.params.params.iter().any(|p| p.name == "path");
+        has_path.then(|| {
+            args.get("path")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .unwrap_or(".")
+        })
+    }
     /// The job runs on tokio's blocking pool; its await is raced with the call's cancellation
     /// and [`FileTool::timeout`], so no file, however odd, can hold a turn: a job still running
     /// then is told to stop (its token) and left to finish on its own thread, its answer unread.
