@@ -198,6 +198,59 @@ fn sigterm_sighup_and_sigint_during_a_tool_kill_its_group_and_exit_143_129_130()
     }
 }
 
+/// Sends signal number `n` with kill(1): nix's `Signal` has no real-time signals.
+fn send_number(child: &Child, n: i32) {
+    let sent = Command::new("kill")
+        .args([format!("-{n}"), child.id().to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(sent.success(), "kill -{n}");
+}
+
+#[test]
+fn every_other_ending_signal_kills_the_tool_group_and_exits_128_plus_its_number() {
+    let rtmin = nix::libc::SIGRTMIN();
+    let cases = [
+        (Signal::SIGQUIT as i32, 131),
+        (Signal::SIGUSR1 as i32, 138),
+        (Signal::SIGUSR2 as i32, 140),
+        (Signal::SIGALRM as i32, 142),
+        (Signal::SIGVTALRM as i32, 154),
+        (Signal::SIGXCPU as i32, 152),
+        (rtmin + 1, 128 + rtmin + 1),
+    ];
+    for (signal, code) in cases {
+        let case = Case::new(&agent_with_tools(TOOL));
+        case.script("sleepers", SLEEPERS);
+        let server = ScriptedServer::start(vec![
+            Reply::tool_call("sleepers", "{}"),
+            Reply::text("never"),
+        ]);
+        let (mut mm, _stdin) = spawn_mm(&case, &server, &["-p", "go"]);
+        let pid = mm.id();
+        wait_for("mm to handle the signal", || {
+            caught_number(pid, signal)
+        });
+        let (group, sleeps) = running_group(case.path());
+        send_number(&mm, signal);
+        let status = exit_status(&mut mm);
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+        assert_group_gone(group, &sleeps);
+    }
+}
+
+/// Whether `pid` has a handler for signal number `n`.
+fn caught_number(pid: u32, n: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (n - 1)) != 0)
+}
+
 #[test]
 fn interactive_sigterm_and_sighup_during_a_tool_kill_its_group_and_end_mm() {
     for (signal, code) in [(Signal::SIGTERM, 143), (Signal::SIGHUP, 129)] {
