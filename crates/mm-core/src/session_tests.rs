@@ -100,10 +100,13 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
     let first = &server.requests()[0];
     assert_eq!(first["messages"][0]["content"], "Be brief.");
 
-    let resumed = store.resume(session.id()).unwrap_or_else(|e| panic!("{e}"));
+    // The file is locked while a session has it open.
+    let (id, messages) = (session.id().to_string(), session.messages().to_vec());
+    drop(session);
+    let resumed = store.resume(&id).unwrap_or_else(|e| panic!("{e}"));
     assert!(!resumed.interrupted);
     assert!(resumed.warnings.is_empty(), "{:?}", resumed.warnings);
-    assert_eq!(resumed.session.messages(), session.messages());
+    assert_eq!(resumed.session.messages(), messages);
 
     // Going on appends to the same file; the next request carries the conversation as a
     // dialogue: the earlier turn's question and answer, not its call and result (turn.rs).
@@ -250,4 +253,20 @@ fn ids_sort_by_time() {
     assert!(new_id(1_796_299_914_000, 0).starts_with("20261203-121154-"));
     assert_eq!(civil_from_days(-1), (1969, 12, 31));
     assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+}
+
+#[test]
+fn a_session_open_in_one_place_cannot_be_resumed_in_another() {
+    let (_dir, store) = store();
+    let first = store.create(&meta("/p")).unwrap_or_else(|e| panic!("{e}"));
+    let id = first.id().to_string();
+    assert!(
+        matches!(store.resume(&id), Err(SessionError::Busy(ref busy)) if *busy == id),
+        "a second writer was let in"
+    );
+    drop(first);
+    let second = store.resume(&id).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(store.resume(&id), Err(SessionError::Busy(_))));
+    drop(second);
+    assert!(store.resume(&id).is_ok());
 }
