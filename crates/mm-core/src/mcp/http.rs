@@ -22,6 +22,8 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Resumptions of one stream in a row that brought nothing before giving up.
 const MAX_RESUMES: u32 = 5;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most redirects followed for one request (all within the server's origin).
+const MAX_REDIRECTS: usize = 5;
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
@@ -54,7 +56,9 @@ impl HttpTransport {
                 .map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
             map.insert(name, value);
         }
-        let mut builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(same_origin_only(url));
         if !url
             .trim_start()
             .to_ascii_lowercase()
@@ -285,6 +289,27 @@ impl Inner {
         let _ = self.inbox.send(message);
         done
     }
+}
+
+/// Redirects mm follows for an MCP server: at most [`MAX_REDIRECTS`], and only within the
+/// server's origin (scheme, host and port). The configured `headers` go with every request, and
+/// reqwest strips only the standard credentials (`Authorization`, `Cookie`, …) on a redirect to
+/// another host: an `X-Api-Key` would follow a 307 to another port. A redirect elsewhere is an
+/// error naming where it pointed.
+fn same_origin_only(url: &str) -> reqwest::redirect::Policy {
+    let origin = reqwest::Url::parse(url.trim()).ok().map(|u| u.origin());
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        if origin.as_ref() == Some(&attempt.url().origin()) {
+            return attempt.follow();
+        }
+        let to = attempt.url().to_string();
+        attempt.error(format!(
+            "the server redirected to {to}, another origin; mm sends the server's headers to its own origin only"
+        ))
+    })
 }
 
 fn is_event_stream(response: &reqwest::Response) -> bool {

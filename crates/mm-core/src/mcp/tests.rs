@@ -123,10 +123,17 @@ async fn start(fake: Fake) -> String {
     let addr = listener
         .local_addr()
         .unwrap_or_else(|e| panic!("addr: {e}"));
-    let app = Router::new().route(
-        "/mcp",
-        any(move |method, headers, body| handle(fake.clone(), method, headers, body)),
-    );
+    let app = Router::new()
+        .route(
+            "/mcp",
+            any(move |method, headers, body| handle(fake.clone(), method, headers, body)),
+        )
+        .route(
+            "/moved",
+            any(|| async {
+                (StatusCode::TEMPORARY_REDIRECT, [("location", "/mcp")], "").into_response()
+            }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}/mcp")
 }
@@ -259,4 +266,83 @@ async fn a_server_that_does_not_answer_is_a_timeout_and_one_that_is_down_an_erro
         Err(CallError::Transport(text)) => assert!(text.starts_with("cannot reach"), "{text}"),
         other => panic!("{:?}", other.err()),
     }
+}
+
+/// A server that answers every request with a 307 to `to`, and records the headers it got.
+async fn redirector(to: String) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/old",
+        any(move || {
+            let to = to.clone();
+            async move {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [("location", to.as_str())],
+                    "",
+                )
+                    .into_response()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/old")
+}
+
+/// The `X-Api-Key` values a server received.
+async fn key_recorder() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
+    let keys = Arc::new(Mutex::new(Vec::new()));
+    let seen = keys.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/mcp",
+        any(move |headers: HeaderMap| {
+            let seen = seen.clone();
+            async move {
+                seen.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(header(&headers, "x-api-key"));
+                StatusCode::NOT_FOUND.into_response()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), keys)
+}
+
+#[tokio::test]
+async fn headers_never_follow_a_redirect_to_another_origin() {
+    let (elsewhere, keys) = key_recorder().await;
+    let url = redirector(elsewhere.clone()).await;
+    let headers = [("X-Api-Key".to_string(), "secret".to_string())];
+    let outcome = connect_http(&url, &headers, ClientOptions::default(), TIMEOUT).await;
+    match outcome {
+        Err(CallError::Transport(text)) => assert!(
+            text.contains(&format!("the server redirected to {elsewhere}, another origin")),
+            "{text}"
+        ),
+        other => panic!("{:?}", other.err()),
+    }
+    let keys = keys.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(keys.is_empty(), "the other origin got {keys:?}");
+
+    // Within the origin a redirect is followed, headers and all.
+    let fake = Fake::default();
+    let target = start(fake.clone()).await;
+    let moved = target.replace("/mcp", "/moved");
+    let client = connect_http(&moved, &headers, ClientOptions::default(), TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("a same-origin redirect: {e}"));
+    assert_eq!(client.server().name, "fake");
+    client.close().await;
 }
