@@ -223,7 +223,7 @@ impl SessionStore {
             .files()
             .into_iter()
             .filter_map(|file| {
-                let text = std::fs::read(&file.path).ok()?;
+                let text = crate::regular::read(&file.path, MAX_SESSION_BYTES).ok()?;
                 let read = read_lines(&text);
                 let header = read.header?;
                 Some(SessionInfo {
@@ -245,7 +245,8 @@ impl SessionStore {
         sessions
     }
 
-    /// The `*.jsonl` files of the folder, unread.
+    /// The `*.jsonl` regular files of the folder (a symlink to one counts), unread. Anything
+    /// else named so (a FIFO, whose reading would wait for a writer forever) is left out.
     fn files(&self) -> Vec<SessionFile> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
@@ -255,9 +256,11 @@ impl SessionStore {
                 let entry = entry.ok()?;
                 let name = entry.file_name().into_string().ok()?;
                 let id = name.strip_suffix(".jsonl")?.to_string();
-                let updated_ms = entry
-                    .metadata()
-                    .ok()?
+                let meta = std::fs::metadata(entry.path()).ok()?;
+                if !meta.is_file() {
+                    return None;
+                }
+                let updated_ms = meta
                     .modified()
                     .ok()
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())

@@ -48,7 +48,7 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
         }));
     }
     let provider = env.provider(!cli.no_stream)?;
-    let opened = sessions::open(cli, &env)?;
+    let opened = sessions::open(cli, &env).await?;
     let mut chat = Chat {
         env,
         provider,

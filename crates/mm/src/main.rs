@@ -116,7 +116,7 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
     let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
-        Some(Command::Sessions { all }) => sessions::list(&env.cwd, all),
+        Some(Command::Sessions { all }) => sessions::list(&env.cwd, all).await,
         Some(Command::Serve { http }) => serve::run(env, http).await,
         // Handled above.
         Some(Command::Eval(_) | Command::EvalRecord { .. }) => Ok(exit::OK),

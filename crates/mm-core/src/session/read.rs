@@ -1,8 +1,7 @@
 //! Reading a session file back: its header, the messages of each turn (written whole at the
 //! turn's end), and a turn cut short rebuilt from its events.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -118,7 +117,9 @@ pub(super) struct Header {
 /// The header of the session file at `path`, reading its first line only.
 pub(super) fn header_of(path: &Path) -> Option<Header> {
     let mut line = String::new();
-    BufReader::new(File::open(path).ok()?)
+    // Regular files only, opened without blocking (crate::regular); one line of at most 64 KiB.
+    BufReader::new(crate::regular::open(path).ok()?)
+        .take(64 * 1024)
         .read_line(&mut line)
         .ok()?;
     let value: Value = serde_json::from_str(&line).ok()?;

@@ -455,3 +455,37 @@ fn a_session_in_use_by_another_mm_is_refused_not_garbled() {
         .expect("mm B again");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_fifo_named_like_a_session_hangs_nothing() {
+    let case = Case::new("---\nyolo: true\n---\nTest agent.\n");
+    let data = case.path().join("data");
+    let server = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]);
+    let run = |args: &[&str]| {
+        case.mm(&server)
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .expect("mm")
+    };
+    assert!(run(&["-p", "first"]).status.success());
+    let fifo = sessions_dir(&data).join("20991231-235959-ffff.jsonl");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    // Newest by name and by time: every look-up would try it first.
+    let out = run(&["sessions"]);
+    assert!(out.status.success(), "{:?}", out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = run(&["-c", "-p", "second"]);
+    assert!(out.status.success(), "{:?}", out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "two\n");
+    for id in ["20991231-235959-ffff", "20991231"] {
+        let out = run(&["-r", id, "-p", "third"]);
+        assert_eq!(out.status.code(), Some(2), "{:?}", out);
+    }
+}
