@@ -315,3 +315,49 @@ fn an_allow_glob_on_a_path_sees_the_path_resolved() {
     let abs = cwd.join("notes/c.txt").to_string_lossy().into_owned();
     assert_eq!(decide(&abs), Decision::Allow);
 }
+
+#[test]
+fn deny_rules_catch_paths_patterns_and_options_before_the_subcommand() {
+    let (_dir, path) = project("deny bash:rm*\ndeny bash:git push*\n");
+    let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+    let denied = [
+        "/bin/rm -f x",
+        "/usr/bin/rm x",
+        "/bin/r[m] x",
+        "/bin/r? x",
+        "r''m x",
+        "\\rm x",
+        "./rm x",
+        "command rm x",
+        "env FOO=1 rm x",
+        "sudo -u root /bin/rm x",
+        "xargs /bin/rm",
+        "git -C . push",
+        "git --no-pager push",
+        "git -c k=v push origin main",
+        "/usr/bin/git push",
+        "git -C . --no-pager -c a=b push --force",
+        "cd x && /usr/bin/git -C . push",
+        "bash -c '/bin/rm x'",
+        "sh -c \"git -C . push\"",
+        "echo \"$(/bin/rm x)\"",
+        "$(printf rm) x",
+    ];
+    for line in denied {
+        assert!(
+            matches!(p.decide("bash", &bash(line)), Decision::Deny(_)),
+            "{line:?}"
+        );
+    }
+    for line in [
+        "git pushx",
+        "git status",
+        "git log --oneline",
+        "rmdir x",
+        "farm -x",
+        "ls /tmp/rmx",
+        "git commit -m 'push it'",
+    ] {
+        assert_eq!(p.decide("bash", &bash(line)), Decision::Allow, "{line:?}");
+    }
+}
