@@ -136,6 +136,12 @@ impl Permissions {
             args
         });
         let for_rules = resolved.as_ref().unwrap_or(args);
+        if let Some(project) = self.project.as_ref().filter(|p| p.deny_all) {
+            return Decision::Deny(format!(
+                "* (every call: {} cannot be read)",
+                project.path.display()
+            ));
+        }
         if let Some(rule) = self
             .project
             .iter()
@@ -176,6 +182,39 @@ impl Permissions {
             Some(project) => project.append_allow(rule),
             None => Err("there is no project permissions file to save to".into()),
         }
+    }
+
+    /// A warning for each rule of the project's permissions file that names no tool in
+    /// `tools` (the tools offered, and the built-in names): a typo there would otherwise be
+    /// silent. A deny rule whose tool differs only in case is applied to that tool, and says so.
+    pub fn unknown_tools(&self, tools: &[&str]) -> Vec<String> {
+        let Some(project) = &self.project else {
+            return Vec::new();
+        };
+        let file = project.path.display();
+        let mut warnings = Vec::new();
+        let rules = project
+            .deny
+            .iter()
+            .map(|r| ("deny", r))
+            .chain(project.allow.iter().map(|r| ("allow", r)));
+        for (verb, rule) in rules {
+            let named = project::tool_of(rule);
+            if tools.contains(&named) {
+                continue;
+            }
+            let same_but_case = tools.iter().find(|t| t.eq_ignore_ascii_case(named));
+            warnings.push(match (verb, same_but_case) {
+                ("deny", Some(tool)) => format!(
+                    "{file}: `{verb} {rule}` names `{named}`; it is applied to `{tool}` (tool names are exact: write `{tool}`)"
+                ),
+                (_, Some(tool)) => format!(
+                    "{file}: `{verb} {rule}` names `{named}`, which is no tool; did you mean `{tool}`? (it allows nothing)"
+                ),
+                _ => format!("{file}: `{verb} {rule}` names `{named}`, which is no tool mm offers"),
+            });
+        }
+        warnings
     }
 
     /// The rules learned from "always" answers in this session, in order.
@@ -240,16 +279,20 @@ fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
 /// `bash:` deny rule matches its words as a prefix (with or without `*`), also inside a line
 /// that is more than one simple command (see [`shell::BashRule::denies`]), and a `bash:` rule
 /// that cannot be read denies every `bash` call.
+/// Tool names are compared in any case (`deny Bash:rm*` is about `bash`): a deny rule that
+/// names no tool because of its case would fail open.
 fn denies(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
     match entry.split_once(':') {
-        None => entry == tool,
-        Some((name, _)) if name != tool => false,
-        Some(("bash", pattern)) => match (shell::BashRule::parse(pattern), args.get("command")) {
-            (Some(rule), Some(Value::String(line))) => rule.denies(line),
-            // A command that is not a string is refused by validation before consent; deny
-            // anyway rather than rely on it.
-            _ => true,
-        },
+        None => entry.trim().eq_ignore_ascii_case(tool),
+        Some((name, _)) if !name.trim().eq_ignore_ascii_case(tool) => false,
+        Some((_, pattern)) if tool == "bash" => {
+            match (shell::BashRule::parse(pattern), args.get("command")) {
+                (Some(rule), Some(Value::String(line))) => rule.denies(line),
+                // A command that is not a string is refused by validation before consent; deny
+                // anyway rather than rely on it.
+                _ => true,
+            }
+        }
         Some((_, pattern)) => glob_match(pattern, &subject(tool, args)),
     }
 }

@@ -361,3 +361,70 @@ fn deny_rules_catch_paths_patterns_and_options_before_the_subcommand() {
         assert_eq!(p.decide("bash", &bash(line)), Decision::Allow, "{line:?}");
     }
 }
+
+fn project_bytes(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    std::fs::create_dir_all(dir.path().join(".mm")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    (dir, path)
+}
+
+fn denied(p: &Permissions, tool: &str, a: Value) -> bool {
+    matches!(p.decide(tool, &args(a)), Decision::Deny(_))
+}
+
+#[test]
+fn the_project_file_fails_closed_on_a_bom_bad_bytes_odd_case_and_an_unreadable_file() {
+    // A byte-order mark is not part of the first rule.
+    let (_d, path) = project_bytes(b"\xef\xbb\xbfdeny bash:rm*\r\nallow status\r\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "rm -rf x"})));
+
+    // One byte that is not UTF-8, in a comment: every other rule still holds.
+    let (_d, path) = project_bytes(b"# caf\xe9\ndeny bash:rm*\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "rm x"})));
+
+    // In a deny rule: that tool is denied whole, and the other rules hold.
+    let (_d, path) = project_bytes(b"deny bash:r\xffm*\ndeny release\nallow status\n");
+    let (p, warnings) = Permissions::new(false, vec![]).with_project_file(&path);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains(":1: the line is not UTF-8; it denies every bash call"));
+    assert!(denied(&p, "bash", json!({"command": "ls"})));
+    assert!(denied(&p, "release", json!({})));
+    assert_eq!(p.decide("status", &args(json!({}))), Decision::Allow);
+
+    // The verb in any case, with a colon; the tool in any case.
+    let (_d, path) = project("DENY bash:git push*\nDeny: release\ndeny Bash:rm*\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "git push"})));
+    assert!(denied(&p, "release", json!({})));
+    assert!(denied(&p, "bash", json!({"command": "rm x"})));
+    let unknown = p.unknown_tools(&["bash", "release", "status"]);
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert!(
+        unknown[0].contains("`deny Bash:rm*` names `Bash`; it is applied to `bash`"),
+        "{}",
+        unknown[0]
+    );
+    let (_d, path) = project("deny relase\nallow Status\n");
+    let (p, _) = Permissions::new(false, vec![]).with_project_file(&path);
+    let unknown = p.unknown_tools(&["bash", "release", "status"]);
+    assert_eq!(unknown.len(), 2, "{unknown:?}");
+    assert!(unknown[0].contains("`deny relase` names `relase`, which is no tool mm offers"));
+    assert!(unknown[1].contains("did you mean `status`? (it allows nothing)"));
+
+    // A file that exists but cannot be read (here: a folder) refuses every call.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (p, warnings) = Permissions::new(true, vec!["status".into()]).with_project_file(&path);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("every call is refused"), "{}", warnings[0]);
+    assert!(denied(&p, "status", json!({})));
+    assert!(denied(&p, "read_file", json!({"path": "x"})));
+}

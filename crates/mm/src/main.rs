@@ -113,6 +113,10 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
             | Command::EvalRecord { .. },
         ) => Vec::new(),
     };
+    if matches!(cli.command, None | Some(Command::Tools)) {
+        // Only now are the MCP tools known.
+        env.warn_unknown_rule_tools();
+    }
     let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),

@@ -111,6 +111,16 @@ impl Env {
         }
     }
 
+    /// Warns about rules of `.mm/permissions` that name no tool (see
+    /// [`Permissions::unknown_tools`]); call once the MCP tools are known.
+    pub fn warn_unknown_rule_tools(&self) {
+        let mut names: Vec<&str> = mm_core::tools::BUILTIN_NAMES.to_vec();
+        names.extend(self.registry.iter().map(|t| t.spec().name.as_str()));
+        for warning in self.permissions.unknown_tools(&names) {
+            crate::render::warn(&warning);
+        }
+    }
+
     fn rebuild_registry(&mut self) {
         let mut registry = Registry::from_config(&self.config, &self.skills);
         for warning in registry.add_mcp(&self.mcp) {

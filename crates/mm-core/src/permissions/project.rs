@@ -30,39 +30,72 @@ pub(super) struct ProjectRules {
     pub(super) path: PathBuf,
     pub(super) allow: Vec<String>,
     pub(super) deny: Vec<String>,
+    /// The file exists but could not be read: every call is refused.
+    pub(super) deny_all: bool,
+}
+
+/// The largest permissions file read (a person writes a few lines).
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The tool a rule names: what comes before its `:`, or all of it.
+pub(super) fn tool_of(rule: &str) -> &str {
+    rule.split_once(':').map_or(rule, |(tool, _)| tool).trim()
 }
 
 impl ProjectRules {
     /// Reads `path` (a missing file is no rules); a warning for each line that cannot be read.
+    /// Fails closed: a deny line that cannot be read denies every call of its tool, and a file
+    /// that exists but cannot be read at all denies every call.
     pub(super) fn load(path: &Path) -> (Self, Vec<String>) {
         let mut rules = Self {
             path: path.to_path_buf(),
             ..Self::default()
         };
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let bytes = match crate::regular::read(path, MAX_BYTES) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (rules, Vec::new()),
             Err(e) => {
-                // Unreadable: no allow rules, and no way to honour its deny rules. Say so.
+                // Its deny rules cannot be honoured: nothing runs until it is fixed.
+                rules.deny_all = true;
                 let warning = format!(
-                    "{}: cannot be read ({e}); its rules are ignored",
+                    "{}: cannot be read ({e}); every call is refused until it is fixed or removed",
                     path.display()
                 );
                 return (rules, vec![warning]);
             }
         };
+        // A byte-order mark (Windows editors) is not part of the first rule.
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
         let mut warnings = Vec::new();
-        for (n, line) in text.lines().enumerate() {
+        for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            let at = format!("{}:{}", path.display(), n + 1);
+            let (line, utf8) = match std::str::from_utf8(raw) {
+                Ok(line) => (line.to_string(), true),
+                Err(_) => (String::from_utf8_lossy(raw).into_owned(), false),
+            };
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let at = format!("{}:{}", path.display(), n + 1);
             let (verb, rule) = match line.split_once(char::is_whitespace) {
                 Some((verb, rule)) => (verb, rule.trim()),
                 None => (line, ""),
             };
-            match (verb, check(rule)) {
+            // `deny`, `Deny`, `DENY:` alike: a deny misread as something else would fail open.
+            let verb = verb.trim_end_matches(':').to_ascii_lowercase();
+            if !utf8 {
+                if verb == "deny" {
+                    let tool = tool_of(rule);
+                    warnings.push(format!(
+                        "{at}: the line is not UTF-8; it denies every {tool} call until it is fixed"
+                    ));
+                    rules.deny.push(tool.to_string());
+                } else {
+                    warnings.push(format!("{at}: the line is not UTF-8; it is ignored"));
+                }
+                continue;
+            }
+            match (verb.as_str(), check(rule)) {
                 ("allow" | "deny", Err(why)) if rule.is_empty() => {
                     warnings.push(format!("{at}: `{verb}` needs a rule: {why}"));
                 }
@@ -73,7 +106,7 @@ impl ProjectRules {
                 ("deny", Ok(())) => rules.deny.push(rule.to_string()),
                 ("deny", Err(why)) => {
                     // Kept: an unreadable `bash:` deny rule denies every bash call.
-                    let tool = rule.split_once(':').map_or(rule, |(tool, _)| tool);
+                    let tool = tool_of(rule);
                     warnings.push(format!(
                         "{at}: `{line}` cannot be read ({why}); it denies every {tool} call until it is fixed"
                     ));
