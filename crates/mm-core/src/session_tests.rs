@@ -270,3 +270,53 @@ fn a_session_open_in_one_place_cannot_be_resumed_in_another() {
     drop(second);
     assert!(store.resume(&id).is_ok());
 }
+
+/// A finished turn whose messages are not a valid conversation: an orphan result (call `x`
+/// never made), a call (`c2`) without its result, a result given twice.
+const UNREPAIRED: &str = r#"{"type":"session","version":1,"id":"x","cwd":"/p","created_ms":1}
+{"type":"user","text":"first"}
+{"type":"message","message":{"role":"tool","tool_call_id":"x","name":"bash","content":"orphan"}}
+{"type":"message","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"bash","arguments":"{}"},{"id":"c2","name":"bash","arguments":"{}"}]}}
+{"type":"message","message":{"role":"tool","tool_call_id":"c1","name":"bash","content":"one"}}
+{"type":"message","message":{"role":"tool","tool_call_id":"c1","name":"bash","content":"one again"}}
+{"type":"message","message":{"role":"assistant","content":"Done."}}
+{"type":"turn_end","stop_reason":"done","turns":2,"usage":{}}
+"#;
+
+#[test]
+fn a_resumed_conversation_is_repaired_before_it_is_sent() {
+    let (_dir, store) = store();
+    std::fs::create_dir_all(store.dir()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(store.dir().join("20260101-000000-abcd.jsonl"), UNREPAIRED)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let resumed = store.resume("20260101").unwrap_or_else(|e| panic!("{e}"));
+    let shape: Vec<String> = resumed
+        .session
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(t) => format!("user {t}"),
+            Message::Assistant { tool_calls, .. } => format!("assistant {}", tool_calls.len()),
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => format!("tool {tool_call_id} {content}"),
+            Message::System(_) => "system".into(),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "user first",
+            "assistant 2",
+            "tool c1 one",
+            &format!("tool c2 {UNKNOWN_RESULT}"),
+            "assistant 0",
+        ]
+    );
+    assert_eq!(
+        resumed.warnings,
+        ["the conversation was repaired before it is sent again: 2 tool result(s) without their call dropped, 1 call(s) without a result answered as unknown"]
+    );
+}
