@@ -7,6 +7,7 @@
 
 mod agent_file;
 mod args;
+mod body;
 mod config;
 mod events;
 mod front_matter;

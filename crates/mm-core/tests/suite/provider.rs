@@ -833,3 +833,27 @@ async fn the_last_finish_reason_says_when_a_reply_was_cut() {
     let _ = chat(&provider).await.response();
     assert_eq!(provider.last_finish_reason().as_deref(), Some("stop"));
 }
+
+#[tokio::test]
+async fn a_reply_larger_than_mm_reads_is_refused_not_buffered() {
+    // 20 MiB of content in one whole reply (a 100 MB one peaked at 624 MB).
+    let body = json!({"choices": [{"message": {"role": "assistant", "content": "x".repeat(20 << 20)}}]});
+    let server = ScriptedServer::start(vec![Reply::raw_json(body.to_string())]);
+    let outcome = chat(&provider_for(&server, |c| c.stream = false)).await;
+    let error = outcome.error().to_string();
+    assert!(
+        error.contains("the reply is larger than mm reads (16 MiB"),
+        "{error}"
+    );
+    assert_eq!(server.request_count(), 1, "not retried");
+
+    // Streamed: one event past 16 MiB is refused the same way.
+    let event = json!({"choices": [{"delta": {"content": "y".repeat(17 << 20)}}]});
+    let server = ScriptedServer::start(vec![Reply::raw_sse(format!("data: {event}\n\n"))]);
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    let error = outcome.error().to_string();
+    assert!(
+        error.contains("an event of the reply stream is larger than mm reads"),
+        "{error}"
+    );
+}

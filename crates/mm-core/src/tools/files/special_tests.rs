@@ -221,3 +221,18 @@ async fn writing_over_a_device_node_is_refused_and_it_stays_a_device() {
     let (outcome, text) = call("read_file", dir.path(), json!({"path": "null"})).await;
     assert_eq!(outcome, Outcome::Failed, "{text}");
 }
+
+#[tokio::test]
+async fn grep_skips_a_file_whose_line_would_not_fit_and_says_so() {
+    let dir = folder();
+    let mut huge = "x".repeat(6 << 20);
+    huge.push_str(" needle\n");
+    fs::write(dir.path().join("a.min.js"), huge).unwrap_or_else(|e| panic!("{e}"));
+    fs::write(dir.path().join("b.txt"), "needle\n").unwrap_or_else(|e| panic!("{e}"));
+    let (outcome, text) = call("grep", dir.path(), json!({"pattern": "needle"})).await;
+    assert_eq!(outcome, Outcome::Success, "{text}");
+    assert_eq!(
+        text,
+        "b.txt:1:needle\n… 1 file(s) not searched to the end: a line longer than 4 MiB\n"
+    );
+}
