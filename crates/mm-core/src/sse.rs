@@ -40,6 +40,8 @@ pub(crate) struct SseParser {
 }
 
 impl SseParser {
+    /// A parser without a limit.
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
     }

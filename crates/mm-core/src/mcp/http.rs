@@ -14,8 +14,8 @@ use picomcp::{ProtocolError, RequestId, code};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Inbox, Transport};
-use crate::sse::SseParser;
+use super::client::{Inbox, MAX_MESSAGE, Transport, unreadable_answer};
+use crate::sse::{SseEvent, SseParser};
 
 /// The wait before resuming a stream when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -134,16 +134,21 @@ impl Transport for HttpTransport {
             tokio::spawn(inner.clone().read_stream(response, Some(id.clone())));
             return Ok(());
         }
-        let body = response
-            .bytes()
+        let body = crate::body::read(response, MAX_MESSAGE)
             .await
             .map_err(|e| format!("the answer broke off: {}", root_cause(&e)))?;
-        match Incoming::parse(&body) {
+        if body.cut {
+            return Err(format!(
+                "the answer is larger than {}, more than mm reads",
+                crate::regular::size(MAX_MESSAGE as u64)
+            ));
+        }
+        match Incoming::parse(&body.bytes) {
             Ok(message) => {
                 let _ = inner.inbox.send(message);
                 Ok(())
             }
-            Err(bad) => Err(format!("the answer is not JSON-RPC: {}", bad.error.message)),
+            Err(bad) => Err(format!("the answer cannot be read: {}", bad.error.message)),
         }
     }
 
@@ -228,7 +233,7 @@ impl Inner {
         response: reqwest::Response,
         answer_to: Option<RequestId>,
     ) {
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::with_limit(MAX_MESSAGE);
         let mut response = Some(response);
         let mut fruitless = 0;
         while let Some(current) = response.take() {
@@ -242,14 +247,14 @@ impl Inner {
                 let Some(Ok(bytes)) = chunk else { break };
                 for event in parser.push(&bytes) {
                     delivered = true;
-                    if self.deliver(&event.data, answer_to.as_ref()) {
+                    if self.deliver(&event, answer_to.as_ref()) {
                         return;
                     }
                 }
             }
             if let Some(event) = parser.finish() {
                 delivered = true;
-                if self.deliver(&event.data, answer_to.as_ref()) {
+                if self.deliver(&event, answer_to.as_ref()) {
                     return;
                 }
             }
@@ -277,13 +282,35 @@ impl Inner {
     }
 
     /// Hands one event's data to the client; true when it was the answer to `answer_to`.
-    /// Empty data (a priming event) and data that is not JSON-RPC are skipped.
-    fn deliver(&self, data: &str, answer_to: Option<&RequestId>) -> bool {
+    /// Empty data (a priming event) and data that is not JSON-RPC are skipped, except an answer
+    /// that cannot be read, which answers its request with why. An event over
+    /// [`MAX_MESSAGE`] on a request's own stream answers that request so.
+    fn deliver(&self, event: &SseEvent, answer_to: Option<&RequestId>) -> bool {
+        if event.oversized {
+            let Some(id) = answer_to else { return false };
+            let error = ProtocolError::new(
+                code::SERVER_ERROR,
+                format!(
+                    "the server's answer is larger than {}, more than mm reads",
+                    crate::regular::size(MAX_MESSAGE as u64)
+                ),
+            );
+            let _ = self.inbox.send(Incoming::Response {
+                id: id.clone(),
+                result: Err(error),
+            });
+            return true;
+        }
+        let data = event.data.as_str();
         if data.trim().is_empty() {
             return false;
         }
-        let Ok(message) = Incoming::parse(data.as_bytes()) else {
-            return false;
+        let message = match Incoming::parse(data.as_bytes()) {
+            Ok(message) => message,
+            Err(bad) => match unreadable_answer(data.as_bytes(), &bad.error.message) {
+                Some(answer) => answer,
+                None => return false,
+            },
         };
         let done = matches!((&message, answer_to), (Incoming::Response { id, .. }, Some(want)) if id == want);
         let _ = self.inbox.send(message);

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,19 +13,19 @@ use picomcp::jsonrpc::Incoming;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 
-use super::client::{Inbox, Transport};
+use super::client::{Inbox, MAX_MESSAGE, Transport, unreadable_answer};
 use crate::process::{PipedChild, PipedSpec, StderrTo, spawn_piped};
 
 /// How long a server may take to exit once its stdin is closed, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
-/// The longest line read from a server (a runaway server cannot exhaust memory).
-const MAX_LINE: usize = 64 << 20;
 
 pub(crate) struct StdioTransport {
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     child: tokio::sync::Mutex<Option<PipedChild>>,
     log: Option<PathBuf>,
     reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Why the reader stopped reading the server, when it was mm's choice.
+    broken: Arc<Mutex<Option<String>>>,
 }
 
 impl StdioTransport {
@@ -55,12 +55,15 @@ impl StdioTransport {
         .map_err(|e| e.to_string())?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
-        let reader = stdout.map(|stdout| tokio::spawn(read_lines(stdout, inbox)));
+        let broken = Arc::new(Mutex::new(None));
+        let reader =
+            stdout.map(|stdout| tokio::spawn(read_lines(stdout, inbox, broken.clone())));
         Ok(Self {
             stdin: tokio::sync::Mutex::new(stdin),
             child: tokio::sync::Mutex::new(Some(child)),
             log,
             reader: Mutex::new(reader),
+            broken,
         })
     }
 }
@@ -77,25 +80,44 @@ fn open_log(path: &Path) -> Option<std::fs::File> {
         .ok()
 }
 
-/// One message a line; lines that are not JSON-RPC (a server printing a banner) are skipped.
-/// Dropping `inbox` at the end tells the client the server is gone.
-async fn read_lines(stdout: tokio::process::ChildStdout, inbox: Inbox) {
+/// One message a line; lines that are not JSON-RPC (a server printing a banner) are skipped,
+/// except an answer that cannot be read, which answers its request with why. A line longer
+/// than [`MAX_MESSAGE`] ends the connection: its rest cannot be told from the next messages,
+/// and mm does not hold it. Dropping `inbox` at the end tells the client the server is gone;
+/// `broken` then says why.
+async fn read_lines(
+    stdout: tokio::process::ChildStdout,
+    inbox: Inbox,
+    broken: Arc<Mutex<Option<String>>>,
+) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {
         line.clear();
-        let mut limited = (&mut reader).take(MAX_LINE as u64);
+        let mut limited = (&mut reader).take(MAX_MESSAGE as u64 + 1);
         match limited.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
+        if line.len() > MAX_MESSAGE {
+            *broken.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
+                "the server sent a message larger than {}, more than mm reads",
+                crate::regular::size(MAX_MESSAGE as u64)
+            ));
+            return;
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if let Ok(message) = Incoming::parse(&line) {
-            if inbox.send(message).is_err() {
-                return;
-            }
+        let message = match Incoming::parse(&line) {
+            Ok(message) => message,
+            Err(bad) => match unreadable_answer(&line, &bad.error.message) {
+                Some(answer) => answer,
+                None => continue,
+            },
+        };
+        if inbox.send(message).is_err() {
+            return;
         }
     }
 }
@@ -135,6 +157,9 @@ impl Transport for StdioTransport {
     }
 
     fn diagnostic(&self) -> Option<String> {
+        if let Some(why) = self.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Some(why);
+        }
         let text = std::fs::read(self.log.as_ref()?).ok()?;
         let text = String::from_utf8_lossy(&text);
         text.lines()

@@ -346,3 +346,91 @@ async fn headers_never_follow_a_redirect_to_another_origin() {
     assert_eq!(client.server().name, "fake");
     client.close().await;
 }
+
+/// Starts a stdio server from a shell script, within `timeout`; how it ended and how long it
+/// took.
+async fn stdio_server(script: &str, timeout: Duration) -> (Result<(), String>, Duration) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("server.sh");
+    std::fs::write(&path, script).unwrap_or_else(|e| panic!("{e}"));
+    let started = std::time::Instant::now();
+    let outcome = super::connect_stdio(
+        std::path::Path::new("/bin/sh"),
+        &[path.to_string_lossy().into_owned()],
+        &[],
+        dir.path(),
+        None,
+        ClientOptions::default(),
+        timeout,
+    )
+    .await;
+    let outcome = match outcome {
+        Ok(client) => {
+            client.close().await;
+            Ok(())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    (outcome, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_stdio_answer_too_large_is_said_so_not_waited_for() {
+    let script = r#"read line
+printf '{"jsonrpc":"2.0","id":0,"result":{"x":"'
+head -c 17825792 /dev/zero | tr '\0' x
+printf '"}}\n'
+sleep 30
+"#;
+    let (outcome, took) = stdio_server(script, Duration::from_secs(20)).await;
+    let error = outcome.expect_err("refused");
+    assert!(
+        error.contains("the server sent a message larger than 16 MiB, more than mm reads"),
+        "{error}"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[tokio::test]
+async fn an_answer_nested_too_deep_is_said_so_not_waited_for() {
+    let script = r#"read line
+deep=$(printf '[%.0s' $(seq 1 300)); end=$(printf ']%.0s' $(seq 1 300))
+printf '{"jsonrpc":"2.0","id":0,"result":{"x":%s%s}}\n' "$deep" "$end"
+sleep 30
+"#;
+    let (outcome, took) = stdio_server(script, Duration::from_secs(20)).await;
+    let error = outcome.expect_err("refused");
+    assert!(
+        error.contains("the server's answer cannot be read") && error.contains("recursion limit"),
+        "{error}"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[tokio::test]
+async fn an_http_answer_too_large_is_refused() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/mcp",
+        any(|| async {
+            let big = json!({"jsonrpc": "2.0", "id": 0, "result": {"x": "y".repeat(17 << 20)}});
+            ([("content-type", "application/json")], big.to_string()).into_response()
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{addr}/mcp");
+    let error = connect_http(&url, &[], ClientOptions::default(), TIMEOUT)
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains("the answer is larger than 16 MiB, more than mm reads"),
+        "{error}"
+    );
+}

@@ -107,7 +107,7 @@ fn numbered(reader: &mut impl BufRead, first: usize, limit: usize) -> Result<Lin
     // A line was read but not shown (it is counted with the rest).
     let mut unshown = false;
     // Whether the last line read ended with a newline.
-    let mut ended = true;
+    let mut ended;
     loop {
         // Lines before `first` are only counted; a shown line is kept up to the cap (one byte
         // more tells that it went past it). The rest of a longer line is read and dropped, so a
