@@ -251,3 +251,48 @@ fn a_native_answer_only_request_closes_tool_results_with_a_request_for_the_answe
     assert_eq!(roles(&again), ["system", "user", "user"]);
     assert_eq!(again[2].content.as_deref(), Some(ANSWER_AGAIN));
 }
+
+#[test]
+fn odd_usage_and_content_in_parts_do_not_make_a_reply_unreadable() {
+    let usages = [
+        (r#"{"prompt_tokens":-5,"completion_tokens":3,"total_tokens":-2}"#, (0, 3, 0)),
+        (r#"{"prompt_tokens":"12","completion_tokens":"7 ","total_tokens":"x"}"#, (12, 7, 0)),
+        (r#"{"prompt_tokens":12.9,"completion_tokens":1e3,"total_tokens":null}"#, (12, 1000, 0)),
+        (r#"{"prompt_tokens":true,"completion_tokens":[1],"total_tokens":{"a":1}}"#, (0, 0, 0)),
+        (r#"{"prompt_tokens":1e400}"#, (0, 0, 0)),
+    ];
+    for (usage, (p, c, t)) in usages {
+        let text = format!(r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{usage}}}"#);
+        let reply = serde_json::from_str::<Completion>(&text);
+        let Ok(reply) = reply else {
+            // serde_json refuses 1e400 itself (out of range): that is the JSON reader's.
+            assert!(usage.contains("1e400"), "{usage}: {:?}", reply.err());
+            continue;
+        };
+        let got = reply.usage.unwrap_or_default();
+        assert_eq!(
+            (got.prompt_tokens, got.completion_tokens, got.total_tokens),
+            (p, c, t),
+            "{usage}"
+        );
+    }
+    for usage in ["\"lots\"", "[1,2]", "7", "null"] {
+        let text = format!(r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{usage}}}"#);
+        let reply = completion(&text);
+        assert!(reply.usage.is_none(), "{usage}");
+        assert_eq!(delta(&reply).content.as_deref(), Some("ok"));
+    }
+    let parts = completion(
+        r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world."},{"type":"image_url","image_url":{"url":"x"}}],"reasoning_content":[{"type":"text","text":"hm"}]},"finish_reason":"stop"}]}"#,
+    );
+    assert_eq!(delta(&parts).content.as_deref(), Some("Hello, world."));
+    assert_eq!(delta(&parts).reasoning_text(), Some("hm"));
+    let odd = completion(
+        r#"{"choices":[{"delta":{"content":42,"tool_calls":[{"index":"0","id":7,"function":{"name":["read_file"],"arguments":"{}"}}]},"finish_reason":1}]}"#,
+    );
+    let body = delta(&odd);
+    assert_eq!(body.content.as_deref(), Some("42"));
+    assert_eq!(body.tool_calls[0].index, Some(0));
+    assert_eq!(body.tool_calls[0].id.as_deref(), Some("7"));
+    assert_eq!(body.tool_calls[0].function.name.as_deref(), Some("read_file"));
+}

@@ -857,3 +857,19 @@ async fn a_reply_larger_than_mm_reads_is_refused_not_buffered() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_reply_with_odd_usage_and_content_in_parts_is_read() {
+    let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world."}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":-1,"completion_tokens":"3","total_tokens":2.5}}"#;
+    for stream in [false, true] {
+        let server = ScriptedServer::start(vec![Reply::raw_json(body)]);
+        let outcome = chat(&provider_for(&server, |c| c.stream = stream)).await;
+        assert_eq!(outcome.response().content, "Hello, world.", "stream {stream}");
+        let usage = outcome.response().usage.unwrap_or_default();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (0, 3),
+            "stream {stream}"
+        );
+    }
+}
