@@ -68,16 +68,34 @@ impl StdioTransport {
     }
 }
 
+/// Opens (truncates) a server's log for its stderr, for the user's eyes only: a server's
+/// stderr can hold tokens and paths, like a session. Its folder is made (or made again) 0700
+/// and the file 0600, whatever an earlier mm left; a FIFO in its place is not waited on.
 fn open_log(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).ok()?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .ok()?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).ok()?;
     }
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)
-        .ok()
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .ok()?;
+    Some(file)
 }
 
 /// One message a line; lines that are not JSON-RPC (a server printing a banner) are skipped,
@@ -167,5 +185,47 @@ impl Transport for StdioTransport {
             .map(str::trim)
             .find(|l| !l.is_empty())
             .map(|l| l.chars().take(300).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn a_server_log_is_the_users_alone_even_when_an_earlier_one_was_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fresh = dir.path().join("state/mm/mcp/fs.log");
+        assert!(open_log(&fresh).is_some());
+        assert_eq!(mode(&fresh), 0o600);
+        assert_eq!(mode(fresh.parent().unwrap_or(dir.path())), 0o700);
+
+        // What an earlier mm left: a 0755 folder and a 0644 log.
+        let old = dir.path().join("old/mcp/gh.log");
+        let folder = old.parent().unwrap_or(dir.path());
+        std::fs::create_dir_all(folder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&old, "token=abc\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(open_log(&old).is_some());
+        assert_eq!(mode(&old), 0o600);
+        assert_eq!(mode(folder), 0o700);
+        assert_eq!(std::fs::read(&old).map(|b| b.len()).ok(), Some(0));
+
+        // A FIFO in the log's place is not waited on.
+        let fifo = dir.path().join("state/mm/mcp/pipe.log");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(open_log(&fifo).is_none());
     }
 }
