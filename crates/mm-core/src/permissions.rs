@@ -52,6 +52,9 @@ pub struct ConsentRequest {
     /// The rule an "always" answer adds (`bash:git status*`, `release`), shown to the user;
     /// `None` when there is none to offer (a `bash` line that is not one simple command).
     pub always: Option<String>,
+    /// Why this call asks when it would not otherwise, or what it touches that the call does
+    /// not show (`it reads /etc/shadow, outside the working folder`). Model-influenced: escape.
+    pub note: Option<String>,
 }
 
 /// The user's answer to a [`ConsentRequest`].

@@ -53,6 +53,9 @@ pub fn dialog(request: &ConsentRequest, color: bool) -> String {
         line(&request.tool),
         visible(&request.summary)
     );
+    if let Some(note) = &request.note {
+        text.push_str(&format!("  ({})\n", visible(note)));
+    }
     // Next to the choices, where nothing can push it off the screen: how long the call is.
     let length = request.summary.chars().count();
     if length > LONG_CALL {
@@ -241,6 +244,7 @@ mod tests {
             tool: "bash".into(),
             summary: "git status\x1b[2K".into(),
             always: always.map(Into::into),
+            note: None,
         }
     }
 
@@ -284,6 +288,7 @@ mod tests {
             tool: "bash".into(),
             summary: spoof,
             always: None,
+            note: None,
         };
         let text = dialog(&r, false);
         let first = text.lines().next().unwrap_or_default();
@@ -304,6 +309,7 @@ mod tests {
             tool: "bash".into(),
             summary: format!("touch PWNED; echo {}", "a".repeat(3000)),
             always: None,
+            note: None,
         };
         let text = dialog(&long, false);
         assert!(
