@@ -25,6 +25,7 @@ pub mod session;
 pub mod skills;
 mod sse;
 pub mod tools;
+pub mod trust;
 mod turn;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};

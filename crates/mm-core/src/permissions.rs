@@ -112,6 +112,29 @@ impl Permissions {
         (self, warnings)
     }
 
+    /// The allow rules of the project's permissions file, in file order.
+    pub fn project_allows(&self) -> Vec<String> {
+        self.project
+            .as_ref()
+            .map(|p| p.allow.clone())
+            .unwrap_or_default()
+    }
+
+    /// Takes back what an untrusted folder would grant (folder trust, SPEC §1): the project's
+    /// allow rules and, when the agent is the folder's own (`agent_too`), its `allow:` entries
+    /// and its `yolo` (`yolo` is then the user's own `--yolo`). Deny rules stay: they only
+    /// restrict.
+    pub fn without_grants(mut self, agent_too: bool, yolo: bool) -> Self {
+        if let Some(project) = &mut self.project {
+            project.allow.clear();
+        }
+        if agent_too {
+            self.allow.clear();
+            self.yolo = yolo;
+        }
+        self
+    }
+
     /// The project's permissions file, if one was given.
     pub fn project_file(&self) -> Option<&Path> {
         self.project.as_ref().map(|p| p.path.as_path())

@@ -12,6 +12,7 @@ mod serve;
 mod sessions;
 mod setup;
 mod signals;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -101,6 +102,8 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
         return eval::run(&cli, args, watch).await;
     }
     let mut env = setup::resolve(&cli)?;
+    // Before anything the folder's files start (MCP servers) or grant is applied.
+    env.trust = trust::settle(&cli, &mut env).await?;
     // MCP servers are started for what offers tools to a model (or shows them), not for
     // `mm check` (it reads the file) or `mm serve` (it serves the declared tools only).
     let clients = match cli.command {

@@ -38,6 +38,10 @@ pub struct Env {
     /// `--temperature` and `--seed`, sent with every request when given.
     pub temperature: Option<f64>,
     pub seed: Option<u64>,
+    /// What the folder's own files grant, and whether the agent is the folder's (trust.rs).
+    pub folder: crate::trust::Folder,
+    /// The folder's trust once settled (interactive mode and `mm tools`).
+    pub trust: Option<Arc<crate::trust::Settled>>,
 }
 
 impl Env {
@@ -158,6 +162,7 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         Some(path) => Some(path.clone()),
         None => Some(PathBuf::from("mm.md")).filter(|p| p.is_file()),
     };
+    let found_by_default = cli.agent.is_none();
     let (mut config, source) = match path {
         Some(path) => {
             // The path as the user wrote it, so that messages read `mm.md:14: …`; the loader anchors
@@ -169,6 +174,20 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
             (config, path.display().to_string())
         }
         None => (AgentConfig::default(), "default agent".to_string()),
+    };
+    // What the folder grants, read before the flags override the file (`--yolo` and
+    // `--base-url` are the user's, not the folder's).
+    let project_allows = {
+        let (rules, _) = mm_core::Permissions::default()
+            .with_project_file(&mm_core::project_file(&cwd));
+        rules.project_allows()
+    };
+    let folder_agent = (found_by_default && config.path.is_some()).then_some(&config);
+    let grants =
+        mm_core::trust::Grants::of(folder_agent, cli.base_url.is_none(), &project_allows);
+    let folder = crate::trust::Folder {
+        grants,
+        agent_is_the_folders: found_by_default && config.path.is_some(),
     };
     if let Some(model) = &cli.model {
         config.model = model.clone();
@@ -201,6 +220,8 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         asker: crate::consent::terminal_asker(),
         temperature: cli.temperature,
         seed: cli.seed,
+        folder,
+        trust: None,
     })
 }
 

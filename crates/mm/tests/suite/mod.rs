@@ -18,6 +18,7 @@ mod pty;
 mod serve;
 mod sessions;
 mod signals;
+mod trust;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
