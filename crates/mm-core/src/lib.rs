@@ -8,6 +8,7 @@
 mod agent_file;
 mod args;
 mod body;
+pub mod budget;
 mod config;
 mod events;
 mod front_matter;

@@ -119,6 +119,7 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
     if matches!(cli.command, None | Some(Command::Tools)) {
         // Only now are the MCP tools known.
         env.warn_unknown_rule_tools();
+        env.warn_over_budget();
     }
     let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),

@@ -115,6 +115,27 @@ impl Env {
         }
     }
 
+    /// Warns when the first request would pass the budget a small model can afford
+    /// ([`mm_core::budget::FIRST_REQUEST_BUDGET`]), naming what made it big; call once the MCP
+    /// tools are known.
+    pub fn warn_over_budget(&self) {
+        let catalogue = if self.registry.get("read_skill").is_some() {
+            self.skills.prompt_section()
+        } else {
+            String::new()
+        };
+        let cost = mm_core::budget::first_request(
+            &self.instructions(),
+            &catalogue,
+            self.skills.names().len(),
+            &self.registry,
+            &self.mcp,
+        );
+        if let Some(warning) = cost.over_budget() {
+            crate::render::warn(&warning);
+        }
+    }
+
     /// Warns about rules of `.mm/permissions` that name no tool (see
     /// [`Permissions::unknown_tools`]); call once the MCP tools are known.
     pub fn warn_unknown_rule_tools(&self) {
