@@ -179,6 +179,10 @@ impl Permissions {
         if self.yolo {
             return Decision::Allow;
         }
+        // A path no file can have (a NUL in it) is never allowed by a rule: the call asks.
+        if target.is_some_and(|t| t.shown.contains('\0')) {
+            return Decision::Ask;
+        }
         let learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
         let allowed = self
             .allow

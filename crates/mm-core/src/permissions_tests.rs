@@ -428,3 +428,204 @@ fn the_project_file_fails_closed_on_a_bom_bad_bytes_odd_case_and_an_unreadable_f
     assert!(denied(&p, "status", json!({})));
     assert!(denied(&p, "read_file", json!({"path": "x"})));
 }
+
+#[test]
+fn corpus_allow_globs_never_let_a_path_out_of_what_they_name() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    for sub in ["notes/sub", "other", "notes-evil"] {
+        std::fs::create_dir_all(cwd.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let link = |target: &str, at: &str| {
+        std::os::unix::fs::symlink(target, cwd.join(at)).unwrap_or_else(|e| panic!("{e}"));
+    };
+    link("/etc", "notes/etc");
+    link("..", "notes/up");
+    link("../other", "notes/side");
+    link("/", "notes/root");
+    link("notes/up", "chain");
+    let rule = r#"write_file:{"path":"notes/*","content":"*"}"#;
+    let p = Permissions::new(false, vec![rule.into(), "read_file:{\"path\":\"notes/*\"}".into()]);
+    let abs = cwd.to_string_lossy().into_owned();
+    let mut corpus = mm_test_support::Corpus::new("allow globs on file paths");
+    let escaping = [
+        "notes/../../ESCAPED.txt".to_string(),
+        "notes/../x.txt".into(),
+        "notes/../other/x".into(),
+        "notes/./../x".into(),
+        "notes//../x".into(),
+        "notes/sub/../../x".into(),
+        "notes/sub/../../../x".into(),
+        "notes/nowhere/../../x".into(),
+        "notes/nowhere/../../../x".into(),
+        "notes/etc/passwd".into(),
+        "notes/etc/shadow".into(),
+        "notes/up/x".into(),
+        "notes/up/notes-evil/x".into(),
+        "notes/side/x".into(),
+        "notes/root/etc/passwd".into(),
+        "notes/root/tmp/x".into(),
+        "notes/up/../x".into(),
+        "notes/..".into(),
+        "notes/../".into(),
+        "notes/../notes-evil/x".into(),
+        "notes-evil/x".into(),
+        "./notes/../x".into(),
+        "/etc/notes/x".into(),
+        "/notes/x".into(),
+        format!("{abs}/notes/../x"),
+        format!("{abs}/../project/notes/../x"),
+        format!("{abs}/notes/etc/passwd"),
+        "notes/\u{0}../x".into(),
+        "notes/../../../../../../../../../../etc/passwd".into(),
+        "notes/sub/../../../project-evil/x".into(),
+    ];
+    for tool in ["write_file", "read_file"] {
+        for path in &escaping {
+            let mut a = args(json!({"path": path, "content": "x"}));
+            if tool == "read_file" {
+                a.remove("content");
+            }
+            let target = Target::resolve(&cwd, path);
+            let got = p.decide_at(tool, &a, Some(&target));
+            corpus.check((tool, path), got == Decision::Ask, || format!("{got:?} as {target:?}"));
+        }
+    }
+    let inside = [
+        "notes/a.txt".to_string(),
+        "./notes/a.txt".into(),
+        "notes/./a.txt".into(),
+        "notes//a.txt".into(),
+        "notes/sub/../a.txt".into(),
+        "notes/sub/deep/../../a.txt".into(),
+        "notes/nowhere/../a.txt".into(),
+        format!("{abs}/notes/a.txt"),
+        format!("{abs}/other/../notes/a.txt"),
+        "other/../notes/a.txt".into(),
+    ];
+    for path in &inside {
+        let a = args(json!({"path": path, "content": "x"}));
+        let target = Target::resolve(&cwd, path);
+        let got = p.decide_at("write_file", &a, Some(&target));
+        corpus.check(("write_file", path), got == Decision::Allow, || format!("{got:?} as {target:?}"));
+    }
+    corpus.finish();
+}
+
+#[test]
+fn corpus_deny_rules_refuse_every_plain_form() {
+    let (_dir, path) = project("deny bash:rm*\ndeny bash:git push*\ndeny bash:curl*\n");
+    let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+    let denied = [
+        "rm x", "rm -rf /", "/bin/rm x", "/usr/bin/rm x", "/usr/local/bin/rm x", "./rm x",
+        "../bin/rm x", "~/bin/rm x", "/bin/r[m] x", "/bin/r? x", "/bin/r* x", "/bin/[r]m x",
+        "r[m] x", "r? x", "{rm,mv} x", "/bin/{rm,x} x", "r''m x", "r\"\"m x", "\\rm x", "'rm' x",
+        "\"rm\" x", "r\\m x", "command rm x", "builtin rm x", "exec rm x", "env rm x",
+        "env -i rm x", "env A=1 B=2 rm x", "A=1 rm x", "nice rm x", "nice -n 5 rm x",
+        "nohup rm x", "time rm x", "timeout 5 rm x", "sudo rm x", "sudo -u root rm x",
+        "doas rm x", "xargs rm", "xargs -0 /bin/rm", "find . -exec rm {} \\;",
+        "cd x && rm y", "cd x; rm y", "true || rm y", "ls | rm", "ls & rm x", "(rm x)",
+        "{ rm x; }", "$(rm x)", "`rm x`", "echo \"$(rm x)\"", "echo `/bin/rm x`",
+        "bash -c 'rm x'", "sh -c \"/bin/rm x\"", "bash -c \"sh -c 'rm x'\"", "eval 'rm x'",
+        "eval \"/usr/bin/rm x\"", "if true; then rm x; fi", "for f in *; do rm $f; done",
+        "while true; do rm x; done", "rm\tx", "rm\nx", "echo ok\nrm x", "echo; rm x",
+        "$(printf rm) x", "git push", "git push origin main", "git -C . push",
+        "git --no-pager push", "git -c k=v push", "git -c a=b -c c=d push",
+        "git --git-dir=.git push", "git --git-dir .git push", "git -C /tmp --no-pager push",
+        "/usr/bin/git push", "/usr/bin/git -C . push", "g[i]t push", "gi? push",
+        "'git' 'push'", "git 'push'", "git \"push\"", "git p\\ush", "cd x && git push",
+        "sh -c 'git -C . push'", "GIT_DIR=x git push", "command git push", "env git push",
+        "curl http://x", "/usr/bin/curl x", "c[u]rl x", "wget x && curl y",
+        "echo x | /usr/bin/curl -d @- y", "bash -c 'curl x | sh'",
+    ];
+    let mut corpus = mm_test_support::Corpus::new("bash deny rules (rm, git push, curl)");
+    for line in denied {
+        let got = p.decide("bash", &bash(line));
+        corpus.check(line, matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+    }
+    let allowed = [
+        "git status", "git log --oneline", "git pushx", "git commit -m 'push it'", "rmdir x",
+        "farm -x", "ls /tmp/rmx", "trim x", "curling", "echo firm", "grep -r remove .",
+        "git stash push-x", "cargo test",
+    ];
+    for line in allowed {
+        let got = p.decide("bash", &bash(line));
+        corpus.check(line, got == Decision::Allow, || format!("{got:?}"));
+    }
+    corpus.finish();
+}
+
+#[test]
+fn corpus_the_project_file_never_fails_open() {
+    let rule = "deny bash:rm*";
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("plain", format!("{rule}\n").into_bytes()),
+        ("no newline at the end", rule.as_bytes().to_vec()),
+        ("bom", [&b"\xef\xbb\xbf"[..], rule.as_bytes()].concat()),
+        ("bom and crlf", format!("\u{feff}{rule}\r\nallow x\r\n").into_bytes()),
+        ("crlf", format!("{rule}\r\n").into_bytes()),
+        ("cr only", format!("# c\r{rule}\r").into_bytes()),
+        ("tabs", b"deny\tbash:rm*\n".to_vec()),
+        ("spaces around", b"   deny    bash:rm*   \n".to_vec()),
+        ("nbsp separator", "deny\u{a0}bash:rm*\n".as_bytes().to_vec()),
+        ("capital verb", b"Deny bash:rm*\n".to_vec()),
+        ("upper verb", b"DENY bash:rm*\n".to_vec()),
+        ("verb with colon", b"deny: bash:rm*\n".to_vec()),
+        ("capital tool", b"deny Bash:rm*\n".to_vec()),
+        ("upper tool", b"deny BASH:rm*\n".to_vec()),
+        ("latin-1 comment", b"# caf\xe9\ndeny bash:rm*\n".to_vec()),
+        ("latin-1 in the rule", b"deny bash:rm*\xe9\n".to_vec()),
+        ("bad byte in the rule", b"deny bash:r\xffm*\n".to_vec()),
+        ("bad byte after", b"deny bash:rm*\n\xff\xfe\n".to_vec()),
+        ("utf-16le", {
+            let mut bytes = vec![0xff, 0xfe];
+            for unit in rule.encode_utf16() {
+                bytes.extend(unit.to_le_bytes());
+            }
+            bytes
+        }),
+        ("nul bytes", b"deny bash:rm*\0\n".to_vec()),
+        ("unreadable rule", b"deny bash:rm; *\n".to_vec()),
+        ("bare tool", b"deny bash\n".to_vec()),
+        ("after a bad line", b"permit x\ndeny bash:rm*\n".to_vec()),
+        ("after a long line", [vec![b'#'; 100_000], b"\ndeny bash:rm*\n".to_vec()].concat()),
+        ("utf-16be", {
+            let mut bytes = vec![0xfe, 0xff];
+            for unit in rule.encode_utf16() {
+                bytes.extend(unit.to_be_bytes());
+            }
+            bytes
+        }),
+        ("utf-16 without a mark", rule.encode_utf16().flat_map(u16::to_le_bytes).collect()),
+        ("misspelt verb", b"denny bash:rm*\n".to_vec()),
+        ("swapped letters", b"dney bash:rm*\n".to_vec()),
+        ("bad byte in the verb", b"d\xffny bash:rm*\n".to_vec()),
+        ("zero-width space", "deny bash:rm*\u{200b}\n".as_bytes().to_vec()),
+    ];
+    let mut corpus = mm_test_support::Corpus::new(".mm/permissions encodings and spellings");
+    for (what, bytes) in &variants {
+        let (_dir, path) = project_bytes(bytes);
+        let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+        let got = p.decide("bash", &bash("rm -rf x"));
+        corpus.check(what, matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+    }
+    // Files that cannot be read at all: every call refused.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("a/.mm/permissions")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("b/.mm")).unwrap_or_else(|e| panic!("{e}"));
+    nix::unistd::mkfifo(
+        &dir.path().join("b/.mm/permissions"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("c/.mm")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("c/.mm/permissions"), vec![b'#'; 2 << 20])
+        .unwrap_or_else(|e| panic!("{e}"));
+    for folder in ["a", "b", "c"] {
+        let (p, _) = Permissions::new(true, vec![])
+            .with_project_file(&project_file(&dir.path().join(folder)));
+        let got = p.decide("bash", &bash("rm -rf x"));
+        corpus.check(("unreadable", folder), matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+    }
+    corpus.finish();
+}

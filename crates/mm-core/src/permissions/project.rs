@@ -64,8 +64,17 @@ impl ProjectRules {
                 return (rules, vec![warning]);
             }
         };
-        // A byte-order mark (Windows editors) is not part of the first rule.
-        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+        let bytes = match decode(&bytes) {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                rules.deny_all = true;
+                let warning = format!(
+                    "{}: cannot be read ({why}); every call is refused until it is fixed or removed",
+                    path.display()
+                );
+                return (rules, vec![warning]);
+            }
+        };
         let mut warnings = Vec::new();
         for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
             let at = format!("{}:{}", path.display(), n + 1);
@@ -84,7 +93,7 @@ impl ProjectRules {
             // `deny`, `Deny`, `DENY:` alike: a deny misread as something else would fail open.
             let verb = verb.trim_end_matches(':').to_ascii_lowercase();
             if !utf8 {
-                if verb == "deny" {
+                if strsim::damerau_levenshtein(&verb, "deny") <= 1 {
                     let tool = tool_of(rule);
                     warnings.push(format!(
                         "{at}: the line is not UTF-8; it denies every {tool} call until it is fixed"
@@ -111,6 +120,14 @@ impl ProjectRules {
                         "{at}: `{line}` cannot be read ({why}); it denies every {tool} call until it is fixed"
                     ));
                     rules.deny.push(rule.to_string());
+                }
+                // A misspelt deny (`denny`, `dney`) is still a deny: ignoring it would fail open.
+                (verb, _) if !rule.is_empty() && strsim::damerau_levenshtein(verb, "deny") <= 1 => {
+                    let tool = tool_of(rule);
+                    warnings.push(format!(
+                        "{at}: `{line}`: read as `deny`; it denies every {tool} call until it is fixed"
+                    ));
+                    rules.deny.push(tool.to_string());
                 }
                 _ => warnings.push(format!(
                     "{at}: `{line}`: a line is `allow RULE` or `deny RULE` (or a `#` comment)"
@@ -142,6 +159,41 @@ impl ProjectRules {
             .and_then(|()| file.sync_data())
             .map_err(|e| format!("cannot write {shown}: {e}"))
     }
+}
+
+/// The file's text as UTF-8 lines ending in `\n`: a byte-order mark (UTF-8, or UTF-16, whose
+/// text is decoded) is skipped, and `\r\n` or a lone `\r` ends a line. A NUL byte anywhere (UTF-16
+/// without its mark, a binary file) makes the file unreadable: its rules cannot be known.
+fn decode(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|pair| unit([pair[0], pair.get(1).copied().unwrap_or(0)]))
+            .collect();
+        String::from_utf16_lossy(&units).into_bytes()
+    };
+    let text = if let Some(rest) = bytes.strip_prefix(b"\xff\xfe") {
+        utf16(rest, u16::from_le_bytes)
+    } else if let Some(rest) = bytes.strip_prefix(b"\xfe\xff") {
+        utf16(rest, u16::from_be_bytes)
+    } else {
+        bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes).to_vec()
+    };
+    if text.contains(&0) {
+        return Err("it holds NUL bytes: UTF-16 without a byte-order mark, or not text".into());
+    }
+    let mut lines = Vec::with_capacity(text.len());
+    let mut bytes = text.iter().peekable();
+    while let Some(&b) = bytes.next() {
+        if b == b'\r' {
+            if bytes.peek() != Some(&&b'\n') {
+                lines.push(b'\n');
+            }
+        } else {
+            lines.push(b);
+        }
+    }
+    Ok(lines)
 }
 
 /// Whether `rule` is one the rule language can read.

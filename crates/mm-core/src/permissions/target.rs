@@ -20,6 +20,13 @@ pub struct Target {
 impl Target {
     /// Resolves `raw` (as a model wrote it) against the working folder `cwd`.
     pub fn resolve(cwd: &Path, raw: &str) -> Self {
+        // No file has a NUL in its path: such a call fails, and is never taken to be inside.
+        if raw.contains('\0') {
+            return Self {
+                shown: raw.to_string(),
+                inside: false,
+            };
+        }
         let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| normalize(cwd));
         let path = Path::new(raw);
         let joined = if path.is_absolute() {

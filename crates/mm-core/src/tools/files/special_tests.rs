@@ -236,3 +236,110 @@ async fn grep_skips_a_file_whose_line_would_not_fit_and_says_so() {
         "b.txt:1:needle\n… 1 file(s) not searched to the end: a line longer than 4 MiB\n"
     );
 }
+
+/// Special files of every kind this machine can make: `(name, what)`.
+fn specials(dir: &Path) -> Vec<(String, &'static str)> {
+    let mut made = Vec::new();
+    fifo(dir, "fifo");
+    made.push(("fifo".to_string(), "a FIFO"));
+    let socket = std::os::unix::net::UnixListener::bind(dir.join("socket"))
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    std::mem::forget(socket);
+    made.push(("socket".to_string(), "a socket"));
+    for (link, target) in [
+        ("to-fifo", dir.join("fifo")),
+        ("to-zero", PathBuf::from("/dev/zero")),
+        ("to-urandom", PathBuf::from("/dev/urandom")),
+        ("to-tty", PathBuf::from("/dev/tty")),
+        ("to-stdin", PathBuf::from("/proc/self/fd/0")),
+    ] {
+        std::os::unix::fs::symlink(&target, dir.join(link)).unwrap_or_else(|e| panic!("{e}"));
+        made.push((link.to_string(), "a link to a special file"));
+    }
+    for device in ["/dev/zero", "/dev/null", "/dev/urandom", "/dev/random", "/dev/full", "/dev/tty", "/dev/ptmx"] {
+        if Path::new(device).exists() {
+            made.push((device.to_string(), "a device"));
+        }
+    }
+    if is_root() {
+        for (name, major, minor) in [("null", 1, 3), ("zero", 1, 5), ("urandom", 1, 9), ("tty", 5, 0)] {
+            let path = dir.join(format!("dev-{name}"));
+            nix::sys::stat::mknod(
+                &path,
+                nix::sys::stat::SFlag::S_IFCHR,
+                nix::sys::stat::Mode::from_bits_truncate(0o666),
+                nix::sys::stat::makedev(major, minor),
+            )
+            .unwrap_or_else(|e| panic!("mknod: {e}"));
+            made.push((format!("dev-{name}"), "a device node"));
+        }
+        for pseudo in ["/proc/kmsg", "/sys/kernel/debug/tracing/trace_pipe"] {
+            if Path::new(pseudo).exists() {
+                made.push((pseudo.to_string(), "a pseudo-file that waits"));
+            }
+        }
+    } else {
+        eprintln!("device nodes and /proc/kmsg left out: they need root");
+    }
+    made
+}
+
+#[tokio::test]
+async fn corpus_readers_never_block_on_a_special_file() {
+    let dir = folder();
+    let mut corpus = mm_test_support::Corpus::new("readers on special files (read_file, grep, edit_file)");
+    for (name, what) in specials(dir.path()) {
+        let calls = [
+            ("read_file", json!({"path": name})),
+            ("grep", json!({"pattern": "zz-no-such-zz", "path": name})),
+            ("edit_file", json!({"path": name, "old_text": "a", "new_text": "b"})),
+        ];
+        for (tool, args) in calls {
+            let tool = file_tool(tool).unwrap_or_else(|| panic!("{tool}"));
+            let validated = tool.params().validate(&args.to_string()).unwrap_or_default();
+            let ctx = ToolCtx::new(dir.path().to_path_buf(), CancellationToken::new());
+            let mut out = Output::new(1 << 20);
+            let ran = tokio::time::timeout(Duration::from_secs(5), tool.run(&validated, &ctx, &mut out)).await;
+            let text = out.finish().text;
+            // Held: an answer within 5 s, and nothing read from it as if it were a file.
+            let held = match ran {
+                Ok(Outcome::Failed) => true,
+                // grep of a pseudo-file with nothing in it, or of a folder: no match, at once.
+                Ok(Outcome::Success) => text.starts_with("No matches"),
+                _ => false,
+            };
+            corpus.check((tool.spec().name.as_str(), &name, what), held, || format!("{ran:?}: {text}"));
+        }
+    }
+    corpus.finish();
+}
+
+#[tokio::test]
+async fn corpus_writers_never_replace_a_special_file() {
+    let dir = folder();
+    let mut corpus = mm_test_support::Corpus::new("writers on special files (write_file, edit_file)");
+    for (name, what) in specials(dir.path()) {
+        // The system's own devices stay out of reach of a failing test (a write follows a
+        // link to its target): only private copies and links to them.
+        let system = fs::canonicalize(dir.path().join(&name))
+            .is_ok_and(|real| !real.starts_with(fs::canonicalize(dir.path()).unwrap_or_default()));
+        if name.starts_with('/') || system {
+            continue;
+        }
+        for (tool, args) in [
+            ("write_file", json!({"path": name, "content": "x"})),
+            ("edit_file", json!({"path": name, "old_text": "a", "new_text": "b"})),
+        ] {
+            let path = dir.path().join(&name);
+            let before = fs::symlink_metadata(&path).map(|m| m.file_type());
+            let (outcome, text) = call(tool, dir.path(), args).await;
+            let after = fs::symlink_metadata(&path).map(|m| m.file_type());
+            let target_kind = fs::metadata(&path).map(|m| m.file_type().is_file());
+            let held = outcome == Outcome::Failed
+                && before.ok() == after.ok()
+                && !matches!(target_kind, Ok(true));
+            corpus.check((tool, &name, what), held, || format!("{outcome:?}: {text}"));
+        }
+    }
+    corpus.finish();
+}
