@@ -137,7 +137,8 @@ mod tests {
 
     #[test]
     fn the_default_agent_is_within_budget_and_a_huge_prompt_is_named() {
-        let registry = Registry::from_config(&AgentConfig::default(), &Arc::new(Catalogue::default()));
+        let registry =
+            Registry::from_config(&AgentConfig::default(), &Arc::new(Catalogue::default()));
         let cost = first_request("Be brief.", "", 0, &registry, &[]);
         assert!(cost.bytes < 3000, "{cost:?}");
         assert_eq!(cost.over_budget(), None);
@@ -149,8 +150,120 @@ mod tests {
             "{warning}"
         );
         assert!(
-            warning.contains("over the 16.0 KiB budget a small model can afford: the instructions 39.1 KiB, "),
+            warning.contains(
+                "over the 16.0 KiB budget a small model can afford: the instructions 39.1 KiB, "
+            ),
             "{warning}"
         );
+    }
+
+    #[test]
+    fn corpus_whatever_makes_the_first_request_big_is_named() {
+        use crate::tools::{Outcome, Tool, ToolCtx, ToolSpec};
+        use crate::{Output, Params};
+        /// A tool of a given size and kind.
+        struct Sized(ToolSpec, Params, ToolKind);
+        #[async_trait::async_trait]
+        impl Tool for Sized {
+            fn spec(&self) -> &ToolSpec {
+                &self.0
+            }
+            fn params(&self) -> &Params {
+                &self.1
+            }
+            fn kind(&self) -> ToolKind {
+                self.2
+            }
+            async fn run(
+                &self,
+                _: &serde_json::Map<String, serde_json::Value>,
+                _: &ToolCtx,
+                _: &mut Output,
+            ) -> Outcome {
+                Outcome::Success
+            }
+        }
+        let tool = |n: usize, kind: ToolKind, description: usize| -> Arc<dyn Tool> {
+            Arc::new(Sized(
+                ToolSpec {
+                    name: format!("t{n}"),
+                    description: "d".repeat(description),
+                    parameters: serde_json::json!({"type": "object", "properties": {}}),
+                },
+                Params {
+                    params: Vec::new(),
+                    deny_unknown: false,
+                },
+                kind,
+            ))
+        };
+        let mut corpus =
+            mm_test_support::Corpus::new("first-request budget (what made it big is named)");
+        let cases: Vec<(&str, usize, ToolKind, usize, &str)> = vec![
+            (
+                "20000 small MCP tools",
+                20_000,
+                ToolKind::Mcp,
+                10,
+                "20000 MCP tools",
+            ),
+            (
+                "200 declared tools",
+                200,
+                ToolKind::Declared,
+                100,
+                "200 declared tools",
+            ),
+            (
+                "one huge MCP tool",
+                1,
+                ToolKind::Mcp,
+                100_000,
+                "1 MCP tools",
+            ),
+            (
+                "one huge declared tool",
+                1,
+                ToolKind::Declared,
+                20_000,
+                "1 declared tools",
+            ),
+        ];
+        for (what, count, kind, description, named) in cases {
+            let mut registry = Registry::new();
+            for n in 0..count {
+                registry.add(tool(n, kind, description));
+            }
+            let warning = first_request("Be brief.", "", 0, &registry, &[])
+                .over_budget()
+                .unwrap_or_default();
+            let first_named = warning.split(": ").nth(1).unwrap_or_default();
+            corpus.check(what, first_named.starts_with(named), || warning.clone());
+        }
+        let registry = Registry::new();
+        for (what, system, catalogue) in [
+            ("a long instructions", "x".repeat(20_000), String::new()),
+            (
+                "a long skills catalogue",
+                format!("Hi.{}", "s".repeat(30_000)),
+                "s".repeat(30_000),
+            ),
+        ] {
+            let warning = first_request(&system, &catalogue, 3, &registry, &[])
+                .over_budget()
+                .unwrap_or_default();
+            let named = if catalogue.is_empty() {
+                "the instructions"
+            } else {
+                "the skills catalogue (3 skills)"
+            };
+            let first_named = warning.split(": ").nth(1).unwrap_or_default();
+            corpus.check(what, first_named.starts_with(named), || warning.clone());
+        }
+        let under = first_request("Be brief.", "", 0, &Registry::new(), &[]);
+        corpus.check("a small agent", under.over_budget().is_none(), || {
+            format!("{under:?}")
+        });
+        corpus.finish();
     }
 }

@@ -424,7 +424,11 @@ fn the_project_file_fails_closed_on_a_bom_bad_bytes_odd_case_and_an_unreadable_f
     std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("{e}"));
     let (p, warnings) = Permissions::new(true, vec!["status".into()]).with_project_file(&path);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("every call is refused"), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("every call is refused"),
+        "{}",
+        warnings[0]
+    );
     assert!(denied(&p, "status", json!({})));
     assert!(denied(&p, "read_file", json!({"path": "x"})));
 }
@@ -445,7 +449,10 @@ fn corpus_allow_globs_never_let_a_path_out_of_what_they_name() {
     link("/", "notes/root");
     link("notes/up", "chain");
     let rule = r#"write_file:{"path":"notes/*","content":"*"}"#;
-    let p = Permissions::new(false, vec![rule.into(), "read_file:{\"path\":\"notes/*\"}".into()]);
+    let p = Permissions::new(
+        false,
+        vec![rule.into(), "read_file:{\"path\":\"notes/*\"}".into()],
+    );
     let abs = cwd.to_string_lossy().into_owned();
     let mut corpus = mm_test_support::Corpus::new("allow globs on file paths");
     let escaping = [
@@ -488,7 +495,9 @@ fn corpus_allow_globs_never_let_a_path_out_of_what_they_name() {
             }
             let target = Target::resolve(&cwd, path);
             let got = p.decide_at(tool, &a, Some(&target));
-            corpus.check((tool, path), got == Decision::Ask, || format!("{got:?} as {target:?}"));
+            corpus.check((tool, path), got == Decision::Ask, || {
+                format!("{got:?} as {target:?}")
+            });
         }
     }
     let inside = [
@@ -507,7 +516,9 @@ fn corpus_allow_globs_never_let_a_path_out_of_what_they_name() {
         let a = args(json!({"path": path, "content": "x"}));
         let target = Target::resolve(&cwd, path);
         let got = p.decide_at("write_file", &a, Some(&target));
-        corpus.check(("write_file", path), got == Decision::Allow, || format!("{got:?} as {target:?}"));
+        corpus.check(("write_file", path), got == Decision::Allow, || {
+            format!("{got:?} as {target:?}")
+        });
     }
     corpus.finish();
 }
@@ -517,36 +528,120 @@ fn corpus_deny_rules_refuse_every_plain_form() {
     let (_dir, path) = project("deny bash:rm*\ndeny bash:git push*\ndeny bash:curl*\n");
     let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
     let denied = [
-        "rm x", "rm -rf /", "/bin/rm x", "/usr/bin/rm x", "/usr/local/bin/rm x", "./rm x",
-        "../bin/rm x", "~/bin/rm x", "/bin/r[m] x", "/bin/r? x", "/bin/r* x", "/bin/[r]m x",
-        "r[m] x", "r? x", "{rm,mv} x", "/bin/{rm,x} x", "r''m x", "r\"\"m x", "\\rm x", "'rm' x",
-        "\"rm\" x", "r\\m x", "command rm x", "builtin rm x", "exec rm x", "env rm x",
-        "env -i rm x", "env A=1 B=2 rm x", "A=1 rm x", "nice rm x", "nice -n 5 rm x",
-        "nohup rm x", "time rm x", "timeout 5 rm x", "sudo rm x", "sudo -u root rm x",
-        "doas rm x", "xargs rm", "xargs -0 /bin/rm", "find . -exec rm {} \\;",
-        "cd x && rm y", "cd x; rm y", "true || rm y", "ls | rm", "ls & rm x", "(rm x)",
-        "{ rm x; }", "$(rm x)", "`rm x`", "echo \"$(rm x)\"", "echo `/bin/rm x`",
-        "bash -c 'rm x'", "sh -c \"/bin/rm x\"", "bash -c \"sh -c 'rm x'\"", "eval 'rm x'",
-        "eval \"/usr/bin/rm x\"", "if true; then rm x; fi", "for f in *; do rm $f; done",
-        "while true; do rm x; done", "rm\tx", "rm\nx", "echo ok\nrm x", "echo; rm x",
-        "$(printf rm) x", "git push", "git push origin main", "git -C . push",
-        "git --no-pager push", "git -c k=v push", "git -c a=b -c c=d push",
-        "git --git-dir=.git push", "git --git-dir .git push", "git -C /tmp --no-pager push",
-        "/usr/bin/git push", "/usr/bin/git -C . push", "g[i]t push", "gi? push",
-        "'git' 'push'", "git 'push'", "git \"push\"", "git p\\ush", "cd x && git push",
-        "sh -c 'git -C . push'", "GIT_DIR=x git push", "command git push", "env git push",
-        "curl http://x", "/usr/bin/curl x", "c[u]rl x", "wget x && curl y",
-        "echo x | /usr/bin/curl -d @- y", "bash -c 'curl x | sh'",
+        "rm x",
+        "rm -rf /",
+        "/bin/rm x",
+        "/usr/bin/rm x",
+        "/usr/local/bin/rm x",
+        "./rm x",
+        "../bin/rm x",
+        "~/bin/rm x",
+        "/bin/r[m] x",
+        "/bin/r? x",
+        "/bin/r* x",
+        "/bin/[r]m x",
+        "r[m] x",
+        "r? x",
+        "{rm,mv} x",
+        "/bin/{rm,x} x",
+        "r''m x",
+        "r\"\"m x",
+        "\\rm x",
+        "'rm' x",
+        "\"rm\" x",
+        "r\\m x",
+        "command rm x",
+        "builtin rm x",
+        "exec rm x",
+        "env rm x",
+        "env -i rm x",
+        "env A=1 B=2 rm x",
+        "A=1 rm x",
+        "nice rm x",
+        "nice -n 5 rm x",
+        "nohup rm x",
+        "time rm x",
+        "timeout 5 rm x",
+        "sudo rm x",
+        "sudo -u root rm x",
+        "doas rm x",
+        "xargs rm",
+        "xargs -0 /bin/rm",
+        "find . -exec rm {} \\;",
+        "cd x && rm y",
+        "cd x; rm y",
+        "true || rm y",
+        "ls | rm",
+        "ls & rm x",
+        "(rm x)",
+        "{ rm x; }",
+        "$(rm x)",
+        "`rm x`",
+        "echo \"$(rm x)\"",
+        "echo `/bin/rm x`",
+        "bash -c 'rm x'",
+        "sh -c \"/bin/rm x\"",
+        "bash -c \"sh -c 'rm x'\"",
+        "eval 'rm x'",
+        "eval \"/usr/bin/rm x\"",
+        "if true; then rm x; fi",
+        "for f in *; do rm $f; done",
+        "while true; do rm x; done",
+        "rm\tx",
+        "rm\nx",
+        "echo ok\nrm x",
+        "echo; rm x",
+        "$(printf rm) x",
+        "git push",
+        "git push origin main",
+        "git -C . push",
+        "git --no-pager push",
+        "git -c k=v push",
+        "git -c a=b -c c=d push",
+        "git --git-dir=.git push",
+        "git --git-dir .git push",
+        "git -C /tmp --no-pager push",
+        "/usr/bin/git push",
+        "/usr/bin/git -C . push",
+        "g[i]t push",
+        "gi? push",
+        "'git' 'push'",
+        "git 'push'",
+        "git \"push\"",
+        "git p\\ush",
+        "cd x && git push",
+        "sh -c 'git -C . push'",
+        "GIT_DIR=x git push",
+        "command git push",
+        "env git push",
+        "curl http://x",
+        "/usr/bin/curl x",
+        "c[u]rl x",
+        "wget x && curl y",
+        "echo x | /usr/bin/curl -d @- y",
+        "bash -c 'curl x | sh'",
     ];
     let mut corpus = mm_test_support::Corpus::new("bash deny rules (rm, git push, curl)");
     for line in denied {
         let got = p.decide("bash", &bash(line));
-        corpus.check(line, matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+        corpus.check(line, matches!(got, Decision::Deny(_)), || {
+            format!("{got:?}")
+        });
     }
     let allowed = [
-        "git status", "git log --oneline", "git pushx", "git commit -m 'push it'", "rmdir x",
-        "farm -x", "ls /tmp/rmx", "trim x", "curling", "echo firm", "grep -r remove .",
-        "git stash push-x", "cargo test",
+        "git status",
+        "git log --oneline",
+        "git pushx",
+        "git commit -m 'push it'",
+        "rmdir x",
+        "farm -x",
+        "ls /tmp/rmx",
+        "trim x",
+        "curling",
+        "echo firm",
+        "grep -r remove .",
+        "git stash push-x",
+        "cargo test",
     ];
     for line in allowed {
         let got = p.decide("bash", &bash(line));
@@ -562,7 +657,10 @@ fn corpus_the_project_file_never_fails_open() {
         ("plain", format!("{rule}\n").into_bytes()),
         ("no newline at the end", rule.as_bytes().to_vec()),
         ("bom", [&b"\xef\xbb\xbf"[..], rule.as_bytes()].concat()),
-        ("bom and crlf", format!("\u{feff}{rule}\r\nallow x\r\n").into_bytes()),
+        (
+            "bom and crlf",
+            format!("\u{feff}{rule}\r\nallow x\r\n").into_bytes(),
+        ),
         ("crlf", format!("{rule}\r\n").into_bytes()),
         ("cr only", format!("# c\r{rule}\r").into_bytes()),
         ("tabs", b"deny\tbash:rm*\n".to_vec()),
@@ -588,7 +686,10 @@ fn corpus_the_project_file_never_fails_open() {
         ("unreadable rule", b"deny bash:rm; *\n".to_vec()),
         ("bare tool", b"deny bash\n".to_vec()),
         ("after a bad line", b"permit x\ndeny bash:rm*\n".to_vec()),
-        ("after a long line", [vec![b'#'; 100_000], b"\ndeny bash:rm*\n".to_vec()].concat()),
+        (
+            "after a long line",
+            [vec![b'#'; 100_000], b"\ndeny bash:rm*\n".to_vec()].concat(),
+        ),
         ("utf-16be", {
             let mut bytes = vec![0xfe, 0xff];
             for unit in rule.encode_utf16() {
@@ -596,18 +697,26 @@ fn corpus_the_project_file_never_fails_open() {
             }
             bytes
         }),
-        ("utf-16 without a mark", rule.encode_utf16().flat_map(u16::to_le_bytes).collect()),
+        (
+            "utf-16 without a mark",
+            rule.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        ),
         ("misspelt verb", b"denny bash:rm*\n".to_vec()),
         ("swapped letters", b"dney bash:rm*\n".to_vec()),
         ("bad byte in the verb", b"d\xffny bash:rm*\n".to_vec()),
-        ("zero-width space", "deny bash:rm*\u{200b}\n".as_bytes().to_vec()),
+        (
+            "zero-width space",
+            "deny bash:rm*\u{200b}\n".as_bytes().to_vec(),
+        ),
     ];
     let mut corpus = mm_test_support::Corpus::new(".mm/permissions encodings and spellings");
     for (what, bytes) in &variants {
         let (_dir, path) = project_bytes(bytes);
         let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
         let got = p.decide("bash", &bash("rm -rf x"));
-        corpus.check(what, matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+        corpus.check(what, matches!(got, Decision::Deny(_)), || {
+            format!("{got:?}")
+        });
     }
     // Files that cannot be read at all: every call refused.
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -625,7 +734,11 @@ fn corpus_the_project_file_never_fails_open() {
         let (p, _) = Permissions::new(true, vec![])
             .with_project_file(&project_file(&dir.path().join(folder)));
         let got = p.decide("bash", &bash("rm -rf x"));
-        corpus.check(("unreadable", folder), matches!(got, Decision::Deny(_)), || format!("{got:?}"));
+        corpus.check(
+            ("unreadable", folder),
+            matches!(got, Decision::Deny(_)),
+            || format!("{got:?}"),
+        );
     }
     corpus.finish();
 }

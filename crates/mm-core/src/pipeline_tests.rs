@@ -463,12 +463,16 @@ async fn a_read_outside_the_working_folder_asks_and_one_inside_does_not() {
     ] {
         let refused = run(no_one_to_ask(), name, args.clone()).await;
         assert!(
-            refused.content.starts_with("The user did not allow this call: it reads /"),
+            refused
+                .content
+                .starts_with("The user did not allow this call: it reads /"),
             "{args}: {}",
             refused.content
         );
         assert!(
-            refused.content.contains("outside the working folder; it needs consent"),
+            refused
+                .content
+                .contains("outside the working folder; it needs consent"),
             "{}",
             refused.content
         );
@@ -499,4 +503,95 @@ async fn a_read_outside_the_working_folder_asks_and_one_inside_does_not() {
         let read = run(consent, "read_file", json!({"path": "../out.txt"})).await;
         assert_eq!(read.content, "1: outside\n");
     }
+}
+
+#[tokio::test]
+async fn corpus_every_read_outside_the_folder_asks() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    std::fs::create_dir_all(cwd.join("sub")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(cwd.join("in.txt"), "in\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("secret.txt"), "secret\n").unwrap_or_else(|e| panic!("{e}"));
+    let link = |target: &str, at: &str| {
+        std::os::unix::fs::symlink(target, cwd.join(at)).unwrap_or_else(|e| panic!("{e}"));
+    };
+    link("../secret.txt", "up.txt");
+    link("/etc", "etc");
+    link("up.txt", "chain.txt");
+    link("..", "parent");
+    link("/", "root");
+    let mut registry = Registry::new();
+    for name in ["read_file", "grep"] {
+        registry.add(crate::tools::file_tool(name).unwrap_or_else(|| panic!("{name}")));
+    }
+    let abs = cwd.to_string_lossy().into_owned();
+    let outside = [
+        "/etc/passwd".to_string(),
+        "/etc/shadow".into(),
+        "/proc/self/environ".into(),
+        "/proc/kmsg".into(),
+        "/root/.ssh/id_rsa".into(),
+        "../secret.txt".into(),
+        "../../etc/passwd".into(),
+        "sub/../../secret.txt".into(),
+        "./../secret.txt".into(),
+        "up.txt".into(),
+        "chain.txt".into(),
+        "etc/passwd".into(),
+        "parent/secret.txt".into(),
+        "root/etc/passwd".into(),
+        "parent/project/../secret.txt".into(),
+        format!("{abs}/../secret.txt"),
+        format!("{abs}/up.txt"),
+        format!("{abs}/etc/hosts"),
+        "..".into(),
+        "/".into(),
+        "/proc/self/cwd/../secret.txt".into(),
+        "/proc/self/root/etc/passwd".into(),
+        "sub/../../project/../secret.txt".into(),
+    ];
+    let mut corpus =
+        mm_test_support::Corpus::new("reads outside the working folder (no one to ask)");
+    for path in &outside {
+        for (tool, args) in [
+            ("read_file", json!({ "path": path })),
+            ("grep", json!({ "pattern": "secret", "path": path })),
+        ] {
+            let sink: EventSink = Arc::new(|_: &Event| {});
+            let p = CallPipeline::new(
+                &registry,
+                cwd.clone(),
+                Limits::default(),
+                no_one_to_ask(),
+                sink,
+            );
+            let result = handle(&p, tool, &args.to_string()).await;
+            let held = !result.ok
+                && result
+                    .content
+                    .starts_with("The user did not allow this call: it reads ");
+            corpus.check((tool, path), held, || result.content.clone());
+        }
+    }
+    for path in [
+        "in.txt",
+        "./in.txt",
+        "sub/../in.txt",
+        &format!("{abs}/in.txt"),
+        "parent/project/in.txt",
+    ] {
+        let sink: EventSink = Arc::new(|_: &Event| {});
+        let p = CallPipeline::new(
+            &registry,
+            cwd.clone(),
+            Limits::default(),
+            no_one_to_ask(),
+            sink,
+        );
+        let result = handle(&p, "read_file", &json!({ "path": path }).to_string()).await;
+        corpus.check(("inside", path), result.content == "1: in\n", || {
+            result.content.clone()
+        });
+    }
+    corpus.finish();
 }

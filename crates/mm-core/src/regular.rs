@@ -110,10 +110,7 @@ mod tests {
         let answer = rx
             .recv_timeout(Duration::from_secs(5))
             .unwrap_or_else(|_| panic!("opening a FIFO blocked"));
-        assert_eq!(
-            answer,
-            Err("it is a FIFO, not a regular file".to_string())
-        );
+        assert_eq!(answer, Err("it is a FIFO, not a regular file".to_string()));
         std::fs::write(dir.path().join("f"), "text").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(read(&dir.path().join("f"), 4).ok(), Some(b"text".to_vec()));
         let too_big = read(&dir.path().join("f"), 3).map_err(|e| e.to_string());
@@ -148,7 +145,10 @@ mod tests {
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("reading /proc/kmsg blocked"));
         assert!(
-            matches!(answer, Err(io::ErrorKind::WouldBlock | io::ErrorKind::PermissionDenied) | Ok(())),
+            matches!(
+                answer,
+                Err(io::ErrorKind::WouldBlock | io::ErrorKind::PermissionDenied) | Ok(())
+            ),
             "{answer:?}"
         );
     }

@@ -317,6 +317,113 @@ fn a_resumed_conversation_is_repaired_before_it_is_sent() {
     );
     assert_eq!(
         resumed.warnings,
-        ["the conversation was repaired before it is sent again: 2 tool result(s) without their call dropped, 1 call(s) without a result answered as unknown"]
+        [
+            "the conversation was repaired before it is sent again: 2 tool result(s) without their call dropped, 1 call(s) without a result answered as unknown"
+        ]
     );
+}
+
+/// Every chat API's rule: each assistant message's calls are answered right after it, once
+/// each, and no tool result stands anywhere else.
+fn valid_conversation(messages: &[Message]) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        match message {
+            Message::Tool { tool_call_id, .. } => {
+                match open.iter().position(|id| id == tool_call_id) {
+                    Some(i) => {
+                        open.remove(i);
+                    }
+                    None => {
+                        return Err(format!(
+                            "message {at}: a result for {tool_call_id} out of place"
+                        ));
+                    }
+                }
+            }
+            other => {
+                if !open.is_empty() {
+                    return Err(format!(
+                        "message {at}: calls {open:?} left without a result"
+                    ));
+                }
+                if let Message::Assistant { tool_calls, .. } = other {
+                    open = tool_calls.iter().map(|c| c.id.as_str()).collect();
+                }
+            }
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("calls {open:?} left without a result at the end"))
+    }
+}
+
+#[test]
+fn corpus_every_conversation_is_repaired_into_a_valid_one() {
+    let call = |id: &str| ToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: "{}".into(),
+    };
+    let alphabet: Vec<Message> = vec![
+        Message::User("u".into()),
+        Message::Assistant {
+            content: Some("a".into()),
+            tool_calls: Vec::new(),
+        },
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call("a")],
+        },
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call("a"), call("b")],
+        },
+        Message::Tool {
+            tool_call_id: "a".into(),
+            name: "bash".into(),
+            content: "ra".into(),
+        },
+        Message::Tool {
+            tool_call_id: "b".into(),
+            name: "bash".into(),
+            content: "rb".into(),
+        },
+        Message::Tool {
+            tool_call_id: "c".into(),
+            name: "bash".into(),
+            content: "rc".into(),
+        },
+    ];
+    let mut corpus =
+        mm_test_support::Corpus::new("resumed conversations (every sequence of up to 5 messages)");
+    let mut sequences: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..5 {
+        let longer: Vec<Vec<usize>> = sequences
+            .iter()
+            .filter(|s| s.len() == sequences.last().map_or(0, Vec::len))
+            .flat_map(|s| {
+                (0..alphabet.len()).map(move |i| {
+                    let mut s = s.clone();
+                    s.push(i);
+                    s
+                })
+            })
+            .collect();
+        sequences.extend(longer);
+    }
+    for sequence in sequences.iter().filter(|s| !s.is_empty()) {
+        let messages: Vec<Message> = sequence.iter().map(|&i| alphabet[i].clone()).collect();
+        let (repaired, _) = read::repair(messages.clone());
+        let kept = |m: &Message| !matches!(m, Message::Tool { .. });
+        let others_kept = messages.iter().filter(|m| kept(m)).collect::<Vec<_>>()
+            == repaired.iter().filter(|m| kept(m)).collect::<Vec<_>>();
+        let valid = valid_conversation(&repaired);
+        corpus.check(sequence, valid.is_ok() && others_kept, || {
+            format!("{valid:?}, others kept: {others_kept}")
+        });
+    }
+    corpus.finish();
 }

@@ -403,9 +403,19 @@ fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
             why.push(format!("{long} longer than {MAX_KEYWORD_CHARS} characters"));
         }
         if given - long > MAX_KEYWORDS {
-            why.push(format!("{} past the first {MAX_KEYWORDS}", given - long - MAX_KEYWORDS));
+            why.push(format!(
+                "{} past the first {MAX_KEYWORDS}",
+                given - long - MAX_KEYWORDS
+            ));
         }
-        (keywords_line, format!("{} of {given} keywords left out ({}): every keyword is in every request", given - keywords.len(), why.join(", ")))
+        (
+            keywords_line,
+            format!(
+                "{} of {given} keywords left out ({}): every keyword is in every request",
+                given - keywords.len(),
+                why.join(", ")
+            ),
+        )
     });
     Ok(Meta {
         name,
@@ -465,7 +475,6 @@ impl<'a> Events<'a> {
         words.retain(|w| !w.is_empty());
         Ok(words)
     }
-
 
     /// Skips one value, however nested, without recursing.
     fn skip_value(&mut self) -> Result<(), Bad> {

@@ -180,7 +180,8 @@ mod tests {
         for _ in 0..1000 {
             events.extend(parser.push(&[b'x'; 1024]));
         }
-        events.extend(parser.push(b"\n\ndata: a\ndata: b\n\ndata: 0123456789\ndata: 0123456789\n\n"));
+        events
+            .extend(parser.push(b"\n\ndata: a\ndata: b\n\ndata: 0123456789\ndata: 0123456789\n\n"));
         let shape: Vec<(&str, bool)> = events
             .iter()
             .map(|e| (e.data.as_str(), e.oversized))

@@ -31,14 +31,20 @@ impl Grants {
     /// The grants of the folder's own agent (`agent`: its `./mm.md`, `None` when the agent is
     /// not the folder's) and of its `.mm/permissions` allow rules. `key_to_file_url`: the API
     /// key would go to the agent file's `base_url` (no `--base-url` given).
-    pub fn of(agent: Option<&AgentConfig>, key_to_file_url: bool, project_allows: &[String]) -> Self {
+    pub fn of(
+        agent: Option<&AgentConfig>,
+        key_to_file_url: bool,
+        project_allows: &[String],
+    ) -> Self {
         let mut lines = Vec::new();
         if let Some(agent) = agent {
             for server in &agent.mcp {
                 if let McpTransport::Stdio { command, env, .. } = &server.transport {
-                    let mut line = format!("starts the MCP server {}: {}", server.name, argv(command));
+                    let mut line =
+                        format!("starts the MCP server {}: {}", server.name, argv(command));
                     if !env.is_empty() {
-                        let env: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        let env: Vec<String> =
+                            env.iter().map(|(k, v)| format!("{k}={v}")).collect();
                         line.push_str(&format!(" (with {})", env.join(" ")));
                     }
                     lines.push(line);
@@ -54,7 +60,9 @@ impl Grants {
                 }
             }
             if agent.yolo {
-                lines.push("turns consent off (yolo: true): every tool call runs without asking".into());
+                lines.push(
+                    "turns consent off (yolo: true): every tool call runs without asking".into(),
+                );
             }
             for rule in &agent.allow {
                 lines.push(format!("allows without asking: {rule}"));
@@ -110,7 +118,8 @@ fn argv(command: &[String]) -> String {
         .map(|arg| {
             let plain = !arg.is_empty()
                 && arg.chars().all(|c| {
-                    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '=' | ',' | '+')
+                    c.is_alphanumeric()
+                        || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '=' | ',' | '+')
                 });
             if plain {
                 arg.clone()
@@ -199,7 +208,10 @@ impl TrustStore {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
         };
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
         let mut temp = tempfile::Builder::new()
             .prefix(".trusted-folders.")
             .permissions(std::fs::Permissions::from_mode(0o600))

@@ -72,7 +72,10 @@ fn answers_are_remembered_per_folder_for_exactly_what_it_granted() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(store.answer(&a, &grants), Some(true));
     // The same folder by another spelling.
-    assert_eq!(store.answer(&dir.path().join("b/../a"), &grants), Some(true));
+    assert_eq!(
+        store.answer(&dir.path().join("b/../a"), &grants),
+        Some(true)
+    );
     assert_eq!(store.answer(&b, &grants), Some(false));
     // It grants one more thing now: asked again.
     let more = grants.with_saved_rule("bash");
@@ -99,4 +102,94 @@ fn taking_back_leaves_nothing_the_grants_listed() {
     take_back(&mut config, true, false);
     assert!(config.yolo, "the user's --yolo stays");
     assert_eq!(config.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+}
+
+#[test]
+fn corpus_every_grant_is_listed_and_taken_back() {
+    let mut corpus =
+        mm_test_support::Corpus::new("folder grants (listed, and taken back when untrusted)");
+    let fronts = [
+        ("yolo", "yolo: true\n"),
+        ("one allow", "allow: [status]\n"),
+        ("a bash allow", "allow: [\"bash:git status*\"]\n"),
+        ("allow everything", "allow: [bash, write_file, edit_file]\n"),
+        ("an MCP command", "mcp:\n  fs: {command: [\"./srv\"]}\n"),
+        (
+            "an MCP command on PATH",
+            "mcp:\n  fs: {command: [\"npx\", \"-y\", \"server\"]}\n",
+        ),
+        (
+            "an MCP command with env",
+            "mcp:\n  fs: {command: [\"./srv\"], env: {LD_PRELOAD: ./x.so}}\n",
+        ),
+        (
+            "an MCP command and an HTTP server",
+            "mcp:\n  fs: {command: [\"./srv\"]}\n  web: {url: \"http://127.0.0.1:1/mcp\"}\n",
+        ),
+        (
+            "a pre hook",
+            "hooks:\n  preToolCall: [{command: [\"./h\"]}]\n",
+        ),
+        (
+            "a post hook",
+            "hooks:\n  postToolCall: [{command: [\"./h\"]}]\n",
+        ),
+        (
+            "a matched hook",
+            "hooks:\n  preToolCall: [{match: \".*\", command: [\"./h\", \"a b\"]}]\n",
+        ),
+        (
+            "a key to its URL",
+            "base_url: http://203.0.113.1/v1\napi_key_env: AWS_SECRET_ACCESS_KEY\n",
+        ),
+        ("a key to the default URL", "api_key_env: OPENAI_API_KEY\n"),
+        (
+            "a hostile name",
+            "mcp:\n  x: {command: [\"./srv\\u001b[2K\", \"--\\u202e\"]}\n",
+        ),
+    ];
+    for (what, front) in fronts {
+        let config = agent(&format!("---\n{front}---\nHi.\n"));
+        let grants = Grants::of(Some(&config), true, &[]);
+        corpus.check((what, "listed"), !grants.is_empty(), || {
+            format!("{:?}", grants.lines())
+        });
+        let mut taken = config.clone();
+        take_back(&mut taken, false, true);
+        let left = Grants::of(Some(&taken), true, &[]);
+        corpus.check((what, "taken back"), left.is_empty(), || {
+            format!("{:?}", left.lines())
+        });
+    }
+    for rules in [
+        vec!["bash".to_string()],
+        vec!["status".into(), "bash:ls*".into()],
+    ] {
+        let grants = Grants::of(None, true, &rules);
+        corpus.check(
+            ("project allows", &rules),
+            grants.lines().len() == rules.len(),
+            || format!("{:?}", grants.lines()),
+        );
+    }
+    // What grants nothing stays unasked.
+    for (what, front) in [
+        (
+            "declared tools",
+            "tools:\n  s:\n    description: S.\n    parameters: {}\n    command: [\"./s\"]\n",
+        ),
+        (
+            "an HTTP server",
+            "mcp:\n  web: {url: \"http://127.0.0.1:1/mcp\", headers: {X: y}}\n",
+        ),
+        ("limits and a model", "model: m\nlimits: {max_turns: 3}\n"),
+        ("skills", "skills: [./skills]\n"),
+        ("builtins off", "builtins: []\n"),
+    ] {
+        let grants = Grants::of(Some(&agent(&format!("---\n{front}---\nHi.\n"))), true, &[]);
+        corpus.check((what, "no grant"), grants.is_empty(), || {
+            format!("{:?}", grants.lines())
+        });
+    }
+    corpus.finish();
 }

@@ -126,10 +126,7 @@ pub async fn list(cwd: &Path, all: bool) -> Result<u8, Failure> {
     let listed = tokio::task::spawn_blocking(move || reader.list())
         .await
         .map_err(|e| Failure::runtime(e.to_string()))?;
-    let sessions: Vec<_> = listed
-        .into_iter()
-        .filter(|s| all || s.cwd == cwd)
-        .collect();
+    let sessions: Vec<_> = listed.into_iter().filter(|s| all || s.cwd == cwd).collect();
     if sessions.is_empty() {
         let where_ = if all {
             String::new()

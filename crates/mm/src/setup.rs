@@ -199,13 +199,12 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     // What the folder grants, read before the flags override the file (`--yolo` and
     // `--base-url` are the user's, not the folder's).
     let project_allows = {
-        let (rules, _) = mm_core::Permissions::default()
-            .with_project_file(&mm_core::project_file(&cwd));
+        let (rules, _) =
+            mm_core::Permissions::default().with_project_file(&mm_core::project_file(&cwd));
         rules.project_allows()
     };
     let folder_agent = (found_by_default && config.path.is_some()).then_some(&config);
-    let grants =
-        mm_core::trust::Grants::of(folder_agent, cli.base_url.is_none(), &project_allows);
+    let grants = mm_core::trust::Grants::of(folder_agent, cli.base_url.is_none(), &project_allows);
     let folder = crate::trust::Folder {
         grants,
         agent_is_the_folders: found_by_default && config.path.is_some(),

@@ -102,7 +102,11 @@ impl Signals {
                 }
             }
             // Every stream ended: the runtime is shutting down, no signal will come any more.
-            if open { Poll::Pending } else { Poll::Ready(None) }
+            if open {
+                Poll::Pending
+            } else {
+                Poll::Ready(None)
+            }
         })
         .await;
         match received {

@@ -49,7 +49,8 @@ pub(crate) fn unreadable_answer(bytes: &[u8], why: &str) -> Option<Incoming> {
         error: Option<serde::de::IgnoredAny>,
     }
     let envelope: Envelope = serde_json::from_slice(bytes).ok()?;
-    let answer = envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some());
+    let answer =
+        envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some());
     let id = envelope.id.filter(|_| answer)?;
     Some(Incoming::Response {
         id,

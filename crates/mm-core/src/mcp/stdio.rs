@@ -56,8 +56,7 @@ impl StdioTransport {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let broken = Arc::new(Mutex::new(None));
-        let reader =
-            stdout.map(|stdout| tokio::spawn(read_lines(stdout, inbox, broken.clone())));
+        let reader = stdout.map(|stdout| tokio::spawn(read_lines(stdout, inbox, broken.clone())));
         Ok(Self {
             stdin: tokio::sync::Mutex::new(stdin),
             child: tokio::sync::Mutex::new(Some(child)),
@@ -175,7 +174,12 @@ impl Transport for StdioTransport {
     }
 
     fn diagnostic(&self) -> Option<String> {
-        if let Some(why) = self.broken.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(why) = self
+            .broken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
             return Some(why);
         }
         let text = std::fs::read(self.log.as_ref()?).ok()?;

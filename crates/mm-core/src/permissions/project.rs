@@ -177,7 +177,10 @@ fn decode(bytes: &[u8]) -> Result<Vec<u8>, String> {
     } else if let Some(rest) = bytes.strip_prefix(b"\xfe\xff") {
         utf16(rest, u16::from_be_bytes)
     } else {
-        bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes).to_vec()
+        bytes
+            .strip_prefix("\u{feff}".as_bytes())
+            .unwrap_or(bytes)
+            .to_vec()
     };
     if text.contains(&0) {
         return Err("it holds NUL bytes: UTF-16 without a byte-order mark, or not text".into());

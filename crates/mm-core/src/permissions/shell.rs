@@ -260,7 +260,8 @@ impl BashRule {
             }
             let nested = |w: &&Loose| {
                 w.value.contains(|c: char| {
-                    c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$')
+                    c.is_whitespace()
+                        || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$')
                 })
             };
             if depth < MAX_NESTING
@@ -351,12 +352,13 @@ fn loose_commands(line: &str) -> Vec<Vec<Loose>> {
     let mut words: Vec<Loose> = Vec::new();
     let mut current: Option<Loose> = None;
     let mut chars = line.chars().peekable();
-    let end_command = |words: &mut Vec<Loose>, current: &mut Option<Loose>, commands: &mut Vec<Vec<Loose>>| {
-        words.extend(current.take());
-        if !words.is_empty() {
-            commands.push(std::mem::take(words));
-        }
-    };
+    let end_command =
+        |words: &mut Vec<Loose>, current: &mut Option<Loose>, commands: &mut Vec<Vec<Loose>>| {
+            words.extend(current.take());
+            if !words.is_empty() {
+                commands.push(std::mem::take(words));
+            }
+        };
     while let Some(c) = chars.next() {
         match c {
             ' ' | '\t' => words.extend(current.take()),
@@ -419,7 +421,20 @@ fn is_boundary(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
-            ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$' | '"' | '\'' | '{' | '}' | '/' | '='
+            ';' | '&'
+                | '|'
+                | '('
+                | ')'
+                | '<'
+                | '>'
+                | '`'
+                | '$'
+                | '"'
+                | '\''
+                | '{'
+                | '}'
+                | '/'
+                | '='
         )
 }
 

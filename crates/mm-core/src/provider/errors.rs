@@ -164,12 +164,60 @@ mod tests {
         let parsed: Value = serde_json::from_str(body).unwrap_or_default();
         let detail = overflow_detail(Some(&parsed), body, None).unwrap_or_default();
         assert!(
-            detail.starts_with("the prompt has 4476 tokens and the server's context is 4096 tokens"),
+            detail
+                .starts_with("the prompt has 4476 tokens and the server's context is 4096 tokens"),
             "{detail}"
         );
         // Unparsed, the raw text does not give a wrong number either.
         let detail = overflow_detail(None, body, None).unwrap_or_default();
         assert!(!detail.contains("has 22484476 tokens"), "{detail}");
+    }
+
+    #[test]
+    fn corpus_no_escape_or_glued_text_is_read_as_a_count() {
+        let mut corpus = mm_test_support::Corpus::new("context-size errors (counts never misread)");
+        // `(text before each count, whether the JSON-decoded message gives the true counts)`.
+        let prefixes = [
+            ("\\u2248", true),
+            ("\\u00a0", true),
+            ("\\ud83d\\ude00", true),
+            ("\\u00e9", true),
+            ("\\u007e", true),
+            ("\\n", true),
+            ("\\t", true),
+            ("\\/", true),
+            ("\\\\", false),
+            ("≈", true),
+            ("~", true),
+            ("about ", true),
+            ("x86 ", true),
+            ("é", true),
+            (" ", true),
+            ("", true),
+        ];
+        for (prefix, decoded_right) in prefixes {
+            let message = format!(
+                "request ({prefix}4476 tokens) exceeds the available context size ({prefix}4096 tokens)"
+            );
+            let body = format!(r#"{{"error":{{"message":"{message}"}}}}"#);
+            let parsed: Option<Value> = serde_json::from_str(&body).ok();
+            for with_json in [true, false] {
+                let detail = overflow_detail(parsed.as_ref().filter(|_| with_json), &body, None)
+                    .unwrap_or_default();
+                // Held: the true counts, or the server's own words; never a wrong count.
+                let right = detail.starts_with(
+                    "the prompt has 4476 tokens and the server's context is 4096 tokens",
+                );
+                let quoted = detail.starts_with("the server said:");
+                let must_be_right = with_json && parsed.is_some() && decoded_right;
+                corpus.check(
+                    (prefix, with_json),
+                    right || (quoted && !must_be_right),
+                    || detail.clone(),
+                );
+            }
+        }
+        corpus.finish();
     }
 
     #[test]

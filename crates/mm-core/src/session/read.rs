@@ -212,8 +212,9 @@ pub(super) fn read_lines(text: &[u8]) -> Read {
     let (messages, repairs) = repair(std::mem::take(&mut read.messages));
     read.messages = messages;
     if let Some(repairs) = repairs.described() {
-        read.warnings
-            .push(format!("the conversation was repaired before it is sent again: {repairs}"));
+        read.warnings.push(format!(
+            "the conversation was repaired before it is sent again: {repairs}"
+        ));
     }
     read
 }

@@ -206,7 +206,9 @@ fn an_allow_glob_on_a_file_path_does_not_let_dot_dot_out() {
     {
         assert!(
             answer.starts_with("The user did not allow this call: it writes ")
-                && answer.contains("outside the working folder; it needs consent and there is no one to ask"),
+                && answer.contains(
+                    "outside the working folder; it needs consent and there is no one to ask"
+                ),
             "{answer}"
         );
         assert!(!file.exists(), "{} was written", file.display());

@@ -422,7 +422,10 @@ fn a_session_in_use_by_another_mm_is_refused_not_garbled() {
         .expect("spawn A");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while slow.request_count() == 0 {
-        assert!(std::time::Instant::now() < deadline, "A never asked its model");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A never asked its model"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // B: the same session at the same time is refused, and writes nothing to it.
@@ -453,7 +456,11 @@ fn a_session_in_use_by_another_mm_is_refused_not_garbled() {
         .args(["-r", &id, "-p", "B"])
         .output()
         .expect("mm B again");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

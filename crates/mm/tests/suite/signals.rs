@@ -228,9 +228,7 @@ fn every_other_ending_signal_kills_the_tool_group_and_exits_128_plus_its_number(
         ]);
         let (mut mm, _stdin) = spawn_mm(&case, &server, &["-p", "go"]);
         let pid = mm.id();
-        wait_for("mm to handle the signal", || {
-            caught_number(pid, signal)
-        });
+        wait_for("mm to handle the signal", || caught_number(pid, signal));
         let (group, sleeps) = running_group(case.path());
         send_number(&mm, signal);
         let status = exit_status(&mut mm);

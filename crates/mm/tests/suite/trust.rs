@@ -26,8 +26,14 @@ You are a test agent.
 
 fn granting_folder() -> Case {
     let case = Case::new(GRANTING);
-    case.script("probe.sh", "#!/bin/sh\ntouch \"$(dirname \"$0\")/STARTED\"\nexit 1\n");
-    case.script("hook.sh", "#!/bin/sh\ntouch \"$(dirname \"$0\")/HOOKED\"\nexit 0\n");
+    case.script(
+        "probe.sh",
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/STARTED\"\nexit 1\n",
+    );
+    case.script(
+        "hook.sh",
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/HOOKED\"\nexit 0\n",
+    );
     std::fs::create_dir_all(case.path().join(".mm")).expect("mkdir .mm");
     std::fs::write(case.path().join(".mm/permissions"), "allow bash\n").expect("rules");
     case
@@ -137,7 +143,11 @@ fn print_mode_and_an_agent_named_with_a_are_trusted() {
         .args(["-p", "go"])
         .output()
         .expect("mm");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(mark(&case, "ran") && mark(&case, "STARTED") && mark(&case, "HOOKED"));
     assert!(!Path::new(&data).join("mm/trusted-folders.json").exists());
 

@@ -363,6 +363,6 @@ fn shown(shown_root: &str, relative: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod special_tests;
+#[cfg(test)]
+mod tests;

@@ -277,21 +277,43 @@ mod tests {
             .chain(&b"\nshort\n"[..]);
         let mut reader = BufReader::with_capacity(64 * 1024, huge);
         let mut line = Vec::new();
-        let read = read_line(&mut reader, &mut line, MAX_BYTES + 1)
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(read, Some(LineRead { ended: true, cut: true }));
+        let read =
+            read_line(&mut reader, &mut line, MAX_BYTES + 1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: true,
+                cut: true
+            })
+        );
         assert_eq!(line.len(), MAX_BYTES + 1);
         assert!(line.capacity() <= 4 * MAX_BYTES, "{}", line.capacity());
-        let read = read_line(&mut reader, &mut line, MAX_BYTES + 1)
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(read, Some(LineRead { ended: true, cut: false }));
+        let read =
+            read_line(&mut reader, &mut line, MAX_BYTES + 1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: true,
+                cut: false
+            })
+        );
         assert_eq!(line, b"short\n");
         assert_eq!(read_line(&mut reader, &mut line, 10).ok(), Some(None));
         // Skipped lines keep nothing.
         let mut line = Vec::new();
         let mut reader = BufReader::new(std::io::repeat(b'y').take(10 << 20));
         let read = read_line(&mut reader, &mut line, 0).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(read, Some(LineRead { ended: false, cut: true }));
-        assert!(line.is_empty() && line.capacity() < 1024, "{}", line.capacity());
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: false,
+                cut: true
+            })
+        );
+        assert!(
+            line.is_empty() && line.capacity() < 1024,
+            "{}",
+            line.capacity()
+        );
     }
 }

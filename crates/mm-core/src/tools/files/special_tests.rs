@@ -88,7 +88,10 @@ async fn grep_skips_a_fifo_in_the_folder_it_searches() {
     std::os::unix::fs::symlink(dir.path().join("b.txt"), dir.path().join("c.txt"))
         .unwrap_or_else(|e| panic!("{e}"));
     let (outcome, text) = call("grep", dir.path(), json!({"pattern": "needle"})).await;
-    assert_eq!((outcome, text.as_str()), (Outcome::Success, "a.txt:1:needle\n"));
+    assert_eq!(
+        (outcome, text.as_str()),
+        (Outcome::Success, "a.txt:1:needle\n")
+    );
     let (outcome, text) = call("read_file", dir.path(), json!({"path": "c.txt"})).await;
     assert_eq!(outcome, Outcome::Failed, "{text}");
 }
@@ -256,13 +259,26 @@ fn specials(dir: &Path) -> Vec<(String, &'static str)> {
         std::os::unix::fs::symlink(&target, dir.join(link)).unwrap_or_else(|e| panic!("{e}"));
         made.push((link.to_string(), "a link to a special file"));
     }
-    for device in ["/dev/zero", "/dev/null", "/dev/urandom", "/dev/random", "/dev/full", "/dev/tty", "/dev/ptmx"] {
+    for device in [
+        "/dev/zero",
+        "/dev/null",
+        "/dev/urandom",
+        "/dev/random",
+        "/dev/full",
+        "/dev/tty",
+        "/dev/ptmx",
+    ] {
         if Path::new(device).exists() {
             made.push((device.to_string(), "a device"));
         }
     }
     if is_root() {
-        for (name, major, minor) in [("null", 1, 3), ("zero", 1, 5), ("urandom", 1, 9), ("tty", 5, 0)] {
+        for (name, major, minor) in [
+            ("null", 1, 3),
+            ("zero", 1, 5),
+            ("urandom", 1, 9),
+            ("tty", 5, 0),
+        ] {
             let path = dir.join(format!("dev-{name}"));
             nix::sys::stat::mknod(
                 &path,
@@ -287,19 +303,28 @@ fn specials(dir: &Path) -> Vec<(String, &'static str)> {
 #[tokio::test]
 async fn corpus_readers_never_block_on_a_special_file() {
     let dir = folder();
-    let mut corpus = mm_test_support::Corpus::new("readers on special files (read_file, grep, edit_file)");
+    let mut corpus =
+        mm_test_support::Corpus::new("readers on special files (read_file, grep, edit_file)");
     for (name, what) in specials(dir.path()) {
         let calls = [
             ("read_file", json!({"path": name})),
             ("grep", json!({"pattern": "zz-no-such-zz", "path": name})),
-            ("edit_file", json!({"path": name, "old_text": "a", "new_text": "b"})),
+            (
+                "edit_file",
+                json!({"path": name, "old_text": "a", "new_text": "b"}),
+            ),
         ];
         for (tool, args) in calls {
             let tool = file_tool(tool).unwrap_or_else(|| panic!("{tool}"));
-            let validated = tool.params().validate(&args.to_string()).unwrap_or_default();
+            let validated = tool
+                .params()
+                .validate(&args.to_string())
+                .unwrap_or_default();
             let ctx = ToolCtx::new(dir.path().to_path_buf(), CancellationToken::new());
             let mut out = Output::new(1 << 20);
-            let ran = tokio::time::timeout(Duration::from_secs(5), tool.run(&validated, &ctx, &mut out)).await;
+            let ran =
+                tokio::time::timeout(Duration::from_secs(5), tool.run(&validated, &ctx, &mut out))
+                    .await;
             let text = out.finish().text;
             // Held: an answer within 5 s, and nothing read from it as if it were a file.
             let held = match ran {
@@ -308,7 +333,9 @@ async fn corpus_readers_never_block_on_a_special_file() {
                 Ok(Outcome::Success) => text.starts_with("No matches"),
                 _ => false,
             };
-            corpus.check((tool.spec().name.as_str(), &name, what), held, || format!("{ran:?}: {text}"));
+            corpus.check((tool.spec().name.as_str(), &name, what), held, || {
+                format!("{ran:?}: {text}")
+            });
         }
     }
     corpus.finish();
@@ -317,7 +344,8 @@ async fn corpus_readers_never_block_on_a_special_file() {
 #[tokio::test]
 async fn corpus_writers_never_replace_a_special_file() {
     let dir = folder();
-    let mut corpus = mm_test_support::Corpus::new("writers on special files (write_file, edit_file)");
+    let mut corpus =
+        mm_test_support::Corpus::new("writers on special files (write_file, edit_file)");
     for (name, what) in specials(dir.path()) {
         // The system's own devices stay out of reach of a failing test (a write follows a
         // link to its target): only private copies and links to them.
@@ -328,7 +356,10 @@ async fn corpus_writers_never_replace_a_special_file() {
         }
         for (tool, args) in [
             ("write_file", json!({"path": name, "content": "x"})),
-            ("edit_file", json!({"path": name, "old_text": "a", "new_text": "b"})),
+            (
+                "edit_file",
+                json!({"path": name, "old_text": "a", "new_text": "b"}),
+            ),
         ] {
             let path = dir.path().join(&name);
             let before = fs::symlink_metadata(&path).map(|m| m.file_type());
