@@ -37,7 +37,8 @@ pub use hooks::Hooks;
 pub use junk::{AnswerContext, Junk};
 pub use output::{Captured, Echo, Output};
 pub use permissions::{
-    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, Target, project_file,
+    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, Target, bash_programs,
+    project_file,
 };
 pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{

@@ -283,6 +283,13 @@ pub fn always_rule(tool: &str, args: &Map<String, Value>) -> Option<String> {
     }
 }
 
+/// The programs a `bash` command line may run, in order (nested command lines such as
+/// `bash -c '…'` included), read leniently: what a consent dialog lists when a line runs more
+/// than one.
+pub fn bash_programs(line: &str) -> Vec<String> {
+    shell::programs(line)
+}
+
 /// Whether `pattern` (what follows `bash:` in an `allow:` entry) is a rule at all: the words of
 /// one simple command, optionally ending in `*`. A pattern that is not allows nothing, so the
 /// agent file refuses it rather than let the user believe it works.

@@ -408,6 +408,35 @@ fn loose_commands(line: &str) -> Vec<Vec<Loose>> {
     commands
 }
 
+/// The programs a command line may run, in order, as the deny check reads it (see
+/// [`loose_commands`]): the first word of each command, nested command lines included. What
+/// a consent dialog says next to the choices, where no part of the line can push it away.
+pub(super) fn programs(line: &str) -> Vec<String> {
+    fn walk(line: &str, depth: usize, out: &mut Vec<String>) {
+        for command in loose_commands(line) {
+            // Leading assignments (`A=1 cmd`) are not the program.
+            let first = command
+                .iter()
+                .find(|w| !w.value.contains('=') || w.value.starts_with('='));
+            if let Some(word) = first {
+                out.push(word.value.clone());
+            }
+            if depth < MAX_NESTING {
+                for word in &command {
+                    if word.value.contains(|c: char| {
+                        c.is_whitespace() || matches!(c, ';' | '&' | '|' | '`' | '$')
+                    }) {
+                        walk(&word.value, depth + 1, out);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(line, 0, &mut out);
+    out
+}
+
 /// The line with every run of blanks (spaces, tabs, newlines) as one space.
 fn collapse_blanks(line: &str) -> String {
     line.split(|c: char| c.is_whitespace())
