@@ -232,4 +232,39 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(open_log(&fifo).is_none());
     }
+
+    #[test]
+    fn corpus_a_server_log_is_never_readable_by_others() {
+        let mut corpus = mm_test_support::Corpus::new("MCP server logs (modes)");
+        for (dir_mode, file_mode) in [
+            (None, None),
+            (Some(0o755), None),
+            (Some(0o777), None),
+            (Some(0o755), Some(0o644)),
+            (Some(0o777), Some(0o666)),
+            (Some(0o700), Some(0o644)),
+            (Some(0o755), Some(0o600)),
+            (Some(0o1777), Some(0o777)),
+        ] {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let folder = dir.path().join("state/mm/mcp");
+            let log = folder.join("s.log");
+            if let Some(mode) = dir_mode {
+                std::fs::create_dir_all(&folder).unwrap_or_else(|e| panic!("{e}"));
+                std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(mode))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+            if let Some(mode) = file_mode {
+                std::fs::write(&log, "old").unwrap_or_else(|e| panic!("{e}"));
+                std::fs::set_permissions(&log, std::fs::Permissions::from_mode(mode))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+            let opened = open_log(&log).is_some();
+            let held = opened && mode(&log) == 0o600 && mode(&folder) & 0o077 == 0;
+            corpus.check((dir_mode, file_mode), held, || {
+                format!("file {:o}, folder {:o}", mode(&log), mode(&folder))
+            });
+        }
+        corpus.finish();
+    }
 }

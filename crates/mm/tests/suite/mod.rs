@@ -8,6 +8,7 @@ mod e2e;
 mod eval;
 mod hardening;
 mod hooks;
+mod hostile;
 mod interactive;
 mod mcp;
 mod output;

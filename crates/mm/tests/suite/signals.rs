@@ -46,7 +46,7 @@ fn process(pid: u32) -> Option<Proc> {
 }
 
 /// The live processes (not zombies) of a process group, from the whole process table.
-fn live_members(pgid: u32) -> Vec<u32> {
+pub(super) fn live_members(pgid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -71,7 +71,7 @@ fn catches(pid: u32, signal: Signal) -> bool {
         .is_some_and(|mask| mask & (1 << (signal as i32 - 1)) != 0)
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(super) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -80,7 +80,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// `mm ARGS` in the case's folder, stdout piped, stdin piped and held open.
-fn spawn_mm(case: &Case, server: &ScriptedServer, args: &[&str]) -> (Child, ChildStdin) {
+pub(super) fn spawn_mm(case: &Case, server: &ScriptedServer, args: &[&str]) -> (Child, ChildStdin) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
         .current_dir(case.path())
         .env_remove("MM_AGENT")
@@ -113,7 +113,7 @@ fn send(child: &Child, signal: Signal) {
 }
 
 /// Waits for mm's exit (killing it after 30 s, so that a failing test does not hang).
-fn exit_status(child: &mut Child) -> ExitStatus {
+pub(super) fn exit_status(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(status) = child.try_wait().expect("wait for mm") {
@@ -199,7 +199,7 @@ fn sigterm_sighup_and_sigint_during_a_tool_kill_its_group_and_exit_143_129_130()
 }
 
 /// Sends signal number `n` with kill(1): nix's `Signal` has no real-time signals.
-fn send_number(child: &Child, n: i32) {
+pub(super) fn send_number(child: &Child, n: i32) {
     let sent = Command::new("kill")
         .args([format!("-{n}"), child.id().to_string()])
         .status()
@@ -238,7 +238,7 @@ fn every_other_ending_signal_kills_the_tool_group_and_exits_128_plus_its_number(
 }
 
 /// Whether `pid` has a handler for signal number `n`.
-fn caught_number(pid: u32, n: i32) -> bool {
+pub(super) fn caught_number(pid: u32, n: i32) -> bool {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return false;
     };

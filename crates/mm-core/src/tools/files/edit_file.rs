@@ -7,7 +7,7 @@
 
 use std::io::Read;
 
-use super::{Answer, FileTool, Job, done, open_regular, refuse, write_atomic};
+use super::{Answer, FileTool, Job, cannot_read, done, open_regular, refuse, write_atomic};
 use crate::args::{ParamSpec, ParamType};
 
 /// How alike (0–1, normalized Levenshtein) a line must be to be offered as "closest".
@@ -49,7 +49,7 @@ fn edit(job: &Job) -> Answer {
                 crate::regular::size(MAX_SIZE)
             )),
             Ok(_) => Ok(bytes),
-            Err(e) => Err(format!("{shown} cannot be read: {e}")),
+            Err(e) => Err(cannot_read(shown, &e)),
         }
     }) {
         Ok(bytes) => bytes,

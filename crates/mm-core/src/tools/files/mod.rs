@@ -187,11 +187,18 @@ fn open_regular(path: &Path, shown: &str) -> Result<File, String> {
             Ok(meta) if meta.is_dir() => format!("{shown} is a folder, not a file."),
             _ => format!("{shown} cannot be read: {e}; only regular files are read."),
         },
-        io::ErrorKind::WouldBlock => {
-            format!("{shown} cannot be read: it would block (a special file with nothing to read).")
-        }
-        _ => format!("{shown} cannot be read: {e}"),
+        _ => cannot_read(shown, &e),
     })
+}
+
+/// A read that failed, worded for the model: a pseudo-file with nothing to read (`/proc/kmsg`,
+/// opened without blocking) says so rather than "resource temporarily unavailable".
+fn cannot_read(shown: &str, e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        format!("{shown} cannot be read: it would block (a special file with nothing to read).")
+    } else {
+        format!("{shown} cannot be read: {e}")
+    }
 }
 
 /// Whether a write created the file or replaced it.

@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 
-use super::{Answer, FileTool, Job, done, open_regular, refuse};
+use super::{Answer, FileTool, Job, cannot_read, done, open_regular, refuse};
 use crate::args::{ParamSpec, ParamType};
 
 /// Lines shown when the model does not ask for fewer; also the most it may ask for.
@@ -58,14 +58,14 @@ fn read(job: &Job) -> Answer {
             ));
         }
         Ok(_) => {}
-        Err(e) => return refuse(format!("{shown} cannot be read: {e}")),
+        Err(e) => return refuse(cannot_read(shown, &e)),
     }
     match numbered(&mut reader, first, limit) {
         Ok(text) => text.answer(shown, first),
         Err(Problem::NotText(line)) => refuse(format!(
             "{shown} is not UTF-8 text (line {line}); read_file shows text only."
         )),
-        Err(Problem::Io(e)) => refuse(format!("{shown} cannot be read: {e}")),
+        Err(Problem::Io(e)) => refuse(cannot_read(shown, &e)),
     }
 }
 
