@@ -190,6 +190,54 @@ mod tests {
         assert!(parser.line.capacity() <= 64, "{}", parser.line.capacity());
     }
 
+    #[test]
+    fn corpus_no_event_grows_past_the_limit() {
+        let mut corpus = mm_test_support::Corpus::new("SSE events past the limit");
+        let limit = 4096;
+        let big = "x".repeat(limit * 3);
+        let inputs: Vec<(&str, String)> = vec![
+            ("one data line", format!("data: {big}\n\n")),
+            (
+                "many data lines",
+                format!(
+                    "{}\n",
+                    "data: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n".repeat(300)
+                ),
+            ),
+            ("no event end", format!("data: {big}")),
+            ("a comment", format!(":{big}\n\ndata: ok\n\n")),
+            ("an id", format!("id: {big}\ndata: ok\n\n")),
+            ("an event name", format!("event: {big}\ndata: ok\n\n")),
+            ("an unknown field", format!("{big}: v\ndata: ok\n\n")),
+            ("cr line ends", format!("data: {big}\r\r")),
+            ("crlf line ends", format!("data: {big}\r\n\r\n")),
+        ];
+        for (what, input) in inputs {
+            for split in [1, 7, 4096] {
+                let mut parser = SseParser::with_limit(limit);
+                let mut events = Vec::new();
+                for chunk in input.as_bytes().chunks(split) {
+                    events.extend(parser.push(chunk));
+                }
+                events.extend(parser.finish());
+                let bounded = parser.line.capacity() <= 2 * limit
+                    && events.iter().all(|e| e.data.len() <= limit)
+                    && parser.last_event_id().is_none_or(|id| id.len() <= limit);
+                corpus.check((what, split), bounded, || {
+                    format!(
+                        "line {} bytes, events {:?}",
+                        parser.line.capacity(),
+                        events
+                            .iter()
+                            .map(|e| (e.data.len(), e.oversized))
+                            .collect::<Vec<_>>()
+                    )
+                });
+            }
+        }
+        corpus.finish();
+    }
+
     fn parse_split(input: &[u8], split: usize) -> Vec<SseEvent> {
         let mut parser = SseParser::new();
         let (a, b) = input.split_at(split.min(input.len()));

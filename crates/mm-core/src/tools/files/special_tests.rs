@@ -374,3 +374,67 @@ async fn corpus_writers_never_replace_a_special_file() {
     }
     corpus.finish();
 }
+
+#[tokio::test]
+async fn corpus_long_lines_cost_only_what_is_shown() {
+    let mut corpus =
+        mm_test_support::Corpus::new("long lines for read_file and grep (memory bounded)");
+    let dir = folder();
+    let shapes: Vec<(&str, Vec<u8>)> = vec![
+        ("8 MiB, one line, no newline", vec![b'x'; 8 << 20]),
+        (
+            "8 MiB, one line",
+            [vec![b'x'; 8 << 20], b"\n".to_vec()].concat(),
+        ),
+        (
+            "8 MiB then short lines",
+            [vec![b'x'; 8 << 20], b"\na\nb\n".to_vec()].concat(),
+        ),
+        (
+            "short, 8 MiB, short",
+            [b"a\n".to_vec(), vec![b'x'; 8 << 20], b"\nb\n".to_vec()].concat(),
+        ),
+        ("8 MiB of multi-byte", "é".repeat(4 << 20).into_bytes()),
+        (
+            "8 MiB with CRLF",
+            [vec![b'x'; 8 << 20], b"\r\n".to_vec()].concat(),
+        ),
+        (
+            "two 5 MiB lines",
+            [
+                vec![b'x'; 5 << 20],
+                b"\n".to_vec(),
+                vec![b'y'; 5 << 20],
+                b"\n".to_vec(),
+            ]
+            .concat(),
+        ),
+        (
+            "a bad byte past the cap",
+            [vec![b'x'; 1 << 20], vec![0xff], b"\n".to_vec()].concat(),
+        ),
+    ];
+    for (what, bytes) in shapes {
+        std::fs::write(dir.path().join("big"), &bytes).unwrap_or_else(|e| panic!("{e}"));
+        for offset in [1, 2] {
+            let (outcome, text) = call(
+                "read_file",
+                dir.path(),
+                json!({"path": "big", "offset": offset}),
+            )
+            .await;
+            let held = text.len() <= super::read_file::MAX_BYTES + 200
+                && matches!(outcome, Outcome::Success | Outcome::Failed);
+            corpus.check((what, "read_file", offset), held, || {
+                format!("{outcome:?}, {} bytes", text.len())
+            });
+        }
+        let (outcome, text) =
+            call("grep", dir.path(), json!({"pattern": "x", "path": "big"})).await;
+        let held = outcome == Outcome::Success && text.len() < 100_000;
+        corpus.check((what, "grep"), held, || {
+            format!("{outcome:?}, {} bytes", text.len())
+        });
+    }
+    corpus.finish();
+}
