@@ -113,7 +113,7 @@ pub fn first_request(
         parts.push(Part { what, bytes });
     }
     let bytes = ENVELOPE + parts.iter().map(|p| p.bytes).sum::<usize>();
-    parts.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.bytes));
     Cost { bytes, parts }
 }
 
