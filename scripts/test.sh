@@ -35,6 +35,9 @@ cargo test --workspace --locked
 step "llama-server: the source build as the fallback (scripts/llama/check-fallback.sh)"
 scripts/llama/check-fallback.sh --if-built
 
+step "hostile corpus: counts (docs/hardening.md)"
+scripts/hostile-counts.sh
+
 step "MCP: official conformance suite against picomcp"
 scripts/mcp/conformance.sh
 

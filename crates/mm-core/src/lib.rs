@@ -7,6 +7,8 @@
 
 mod agent_file;
 mod args;
+mod body;
+pub mod budget;
 mod config;
 mod events;
 mod front_matter;
@@ -19,10 +21,12 @@ mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
+mod regular;
 pub mod session;
 pub mod skills;
 mod sse;
 pub mod tools;
+pub mod trust;
 mod turn;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
@@ -33,7 +37,8 @@ pub use hooks::Hooks;
 pub use junk::{AnswerContext, Junk};
 pub use output::{Captured, Echo, Output};
 pub use permissions::{
-    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, project_file,
+    ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, Target, bash_programs,
+    project_file,
 };
 pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{

@@ -22,6 +22,9 @@
 
 mod project;
 mod shell;
+mod target;
+
+pub use target::Target;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -49,6 +52,9 @@ pub struct ConsentRequest {
     /// The rule an "always" answer adds (`bash:git status*`, `release`), shown to the user;
     /// `None` when there is none to offer (a `bash` line that is not one simple command).
     pub always: Option<String>,
+    /// Why this call asks when it would not otherwise, or what it touches that the call does
+    /// not show (`it reads /etc/shadow, outside the working folder`). Model-influenced: escape.
+    pub note: Option<String>,
 }
 
 /// The user's answer to a [`ConsentRequest`].
@@ -106,6 +112,29 @@ impl Permissions {
         (self, warnings)
     }
 
+    /// The allow rules of the project's permissions file, in file order.
+    pub fn project_allows(&self) -> Vec<String> {
+        self.project
+            .as_ref()
+            .map(|p| p.allow.clone())
+            .unwrap_or_default()
+    }
+
+    /// Takes back what an untrusted folder would grant (folder trust, SPEC §1): the project's
+    /// allow rules and, when the agent is the folder's own (`agent_too`), its `allow:` entries
+    /// and its `yolo` (`yolo` is then the user's own `--yolo`). Deny rules stay: they only
+    /// restrict.
+    pub fn without_grants(mut self, agent_too: bool, yolo: bool) -> Self {
+        if let Some(project) = &mut self.project {
+            project.allow.clear();
+        }
+        if agent_too {
+            self.allow.clear();
+            self.yolo = yolo;
+        }
+        self
+    }
+
     /// The project's permissions file, if one was given.
     pub fn project_file(&self) -> Option<&Path> {
         self.project.as_ref().map(|p| p.path.as_path())
@@ -113,16 +142,46 @@ impl Permissions {
 
     /// Decides for a call of `tool` with validated `args`.
     pub fn decide(&self, tool: &str, args: &Map<String, Value>) -> Decision {
+        self.decide_at(tool, args, None)
+    }
+
+    /// Decides for a call of `tool` with validated `args` that touches the file or folder
+    /// `target` (its `path` argument, resolved: see [`Target`]). A `tool:GLOB` rule sees the
+    /// call with `path` resolved: an allow rule only that form (so `notes/../../x` is not in
+    /// `notes/*`), a deny rule that form and the path as written (`./secret.txt`,
+    /// `sub/../secret.txt` and a link to it are all `secret.txt`).
+    pub fn decide_at(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        target: Option<&Target>,
+    ) -> Decision {
+        let resolved = target.map(|target| {
+            let mut args = args.clone();
+            args.insert("path".into(), Value::String(target.shown.clone()));
+            args
+        });
+        let for_rules = resolved.as_ref().unwrap_or(args);
+        if let Some(project) = self.project.as_ref().filter(|p| p.deny_all) {
+            return Decision::Deny(format!(
+                "* (every call: {} cannot be read)",
+                project.path.display()
+            ));
+        }
         if let Some(rule) = self
             .project
             .iter()
             .flat_map(|p| &p.deny)
-            .find(|rule| denies(rule, tool, args))
+            .find(|rule| denies(rule, tool, args) || denies(rule, tool, for_rules))
         {
             return Decision::Deny(rule.clone());
         }
         if self.yolo {
             return Decision::Allow;
+        }
+        // A path no file can have (a NUL in it) is never allowed by a rule: the call asks.
+        if target.is_some_and(|t| t.shown.contains('\0')) {
+            return Decision::Ask;
         }
         let learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
         let allowed = self
@@ -130,7 +189,7 @@ impl Permissions {
             .iter()
             .chain(self.project.iter().flat_map(|p| &p.allow))
             .chain(learned.iter())
-            .any(|entry| allows(entry, tool, args));
+            .any(|entry| allows(entry, tool, for_rules));
         if allowed {
             Decision::Allow
         } else {
@@ -153,6 +212,39 @@ impl Permissions {
             Some(project) => project.append_allow(rule),
             None => Err("there is no project permissions file to save to".into()),
         }
+    }
+
+    /// A warning for each rule of the project's permissions file that names no tool in
+    /// `tools` (the tools offered, and the built-in names): a typo there would otherwise be
+    /// silent. A deny rule whose tool differs only in case is applied to that tool, and says so.
+    pub fn unknown_tools(&self, tools: &[&str]) -> Vec<String> {
+        let Some(project) = &self.project else {
+            return Vec::new();
+        };
+        let file = project.path.display();
+        let mut warnings = Vec::new();
+        let rules = project
+            .deny
+            .iter()
+            .map(|r| ("deny", r))
+            .chain(project.allow.iter().map(|r| ("allow", r)));
+        for (verb, rule) in rules {
+            let named = project::tool_of(rule);
+            if tools.contains(&named) {
+                continue;
+            }
+            let same_but_case = tools.iter().find(|t| t.eq_ignore_ascii_case(named));
+            warnings.push(match (verb, same_but_case) {
+                ("deny", Some(tool)) => format!(
+                    "{file}: `{verb} {rule}` names `{named}`; it is applied to `{tool}` (tool names are exact: write `{tool}`)"
+                ),
+                (_, Some(tool)) => format!(
+                    "{file}: `{verb} {rule}` names `{named}`, which is no tool; did you mean `{tool}`? (it allows nothing)"
+                ),
+                _ => format!("{file}: `{verb} {rule}` names `{named}`, which is no tool mm offers"),
+            });
+        }
+        warnings
     }
 
     /// The rules learned from "always" answers in this session, in order.
@@ -191,6 +283,13 @@ pub fn always_rule(tool: &str, args: &Map<String, Value>) -> Option<String> {
     }
 }
 
+/// The programs a `bash` command line may run, in order (nested command lines such as
+/// `bash -c '…'` included), read leniently: what a consent dialog lists when a line runs more
+/// than one.
+pub fn bash_programs(line: &str) -> Vec<String> {
+    shell::programs(line)
+}
+
 /// Whether `pattern` (what follows `bash:` in an `allow:` entry) is a rule at all: the words of
 /// one simple command, optionally ending in `*`. A pattern that is not allows nothing, so the
 /// agent file refuses it rather than let the user believe it works.
@@ -217,16 +316,20 @@ fn allows(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
 /// `bash:` deny rule matches its words as a prefix (with or without `*`), also inside a line
 /// that is more than one simple command (see [`shell::BashRule::denies`]), and a `bash:` rule
 /// that cannot be read denies every `bash` call.
+/// Tool names are compared in any case (`deny Bash:rm*` is about `bash`): a deny rule that
+/// names no tool because of its case would fail open.
 fn denies(entry: &str, tool: &str, args: &Map<String, Value>) -> bool {
     match entry.split_once(':') {
-        None => entry == tool,
-        Some((name, _)) if name != tool => false,
-        Some(("bash", pattern)) => match (shell::BashRule::parse(pattern), args.get("command")) {
-            (Some(rule), Some(Value::String(line))) => rule.denies(line),
-            // A command that is not a string is refused by validation before consent; deny
-            // anyway rather than rely on it.
-            _ => true,
-        },
+        None => entry.trim().eq_ignore_ascii_case(tool),
+        Some((name, _)) if !name.trim().eq_ignore_ascii_case(tool) => false,
+        Some((_, pattern)) if tool == "bash" => {
+            match (shell::BashRule::parse(pattern), args.get("command")) {
+                (Some(rule), Some(Value::String(line))) => rule.denies(line),
+                // A command that is not a string is refused by validation before consent; deny
+                // anyway rather than rely on it.
+                _ => true,
+            }
+        }
         Some((_, pattern)) => glob_match(pattern, &subject(tool, args)),
     }
 }

@@ -286,3 +286,459 @@ fn always_proposes_the_command_prefix_for_bash_and_the_name_otherwise() {
         Some("release")
     );
 }
+
+#[test]
+fn an_allow_glob_on_a_path_sees_the_path_resolved() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    std::fs::create_dir_all(cwd.join("notes")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("/etc", cwd.join("notes/etc")).unwrap_or_else(|e| panic!("{e}"));
+    let p = Permissions::new(
+        false,
+        vec![r#"write_file:{"path":"notes/*","content":"*"}"#.into()],
+    );
+    let decide = |path: &str| {
+        let a = args(json!({"path": path, "content": "x"}));
+        p.decide_at("write_file", &a, Some(&Target::resolve(&cwd, path)))
+    };
+    assert_eq!(decide("notes/a.txt"), Decision::Allow);
+    assert_eq!(decide("./notes/a.txt"), Decision::Allow);
+    assert_eq!(decide("notes/sub/../b.txt"), Decision::Allow);
+    for escape in [
+        "notes/../../ESCAPED.txt",
+        "notes/../x.txt",
+        "notes/etc/passwd",
+        "notes/nowhere/../../../x.txt",
+    ] {
+        assert_eq!(decide(escape), Decision::Ask, "{escape}");
+    }
+    let abs = cwd.join("notes/c.txt").to_string_lossy().into_owned();
+    assert_eq!(decide(&abs), Decision::Allow);
+}
+
+#[test]
+fn deny_rules_catch_paths_patterns_and_options_before_the_subcommand() {
+    let (_dir, path) = project("deny bash:rm*\ndeny bash:git push*\n");
+    let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+    let denied = [
+        "/bin/rm -f x",
+        "/usr/bin/rm x",
+        "/bin/r[m] x",
+        "/bin/r? x",
+        "r''m x",
+        "\\rm x",
+        "./rm x",
+        "command rm x",
+        "env FOO=1 rm x",
+        "sudo -u root /bin/rm x",
+        "xargs /bin/rm",
+        "git -C . push",
+        "git --no-pager push",
+        "git -c k=v push origin main",
+        "/usr/bin/git push",
+        "git -C . --no-pager -c a=b push --force",
+        "cd x && /usr/bin/git -C . push",
+        "bash -c '/bin/rm x'",
+        "sh -c \"git -C . push\"",
+        "echo \"$(/bin/rm x)\"",
+        "$(printf rm) x",
+    ];
+    for line in denied {
+        assert!(
+            matches!(p.decide("bash", &bash(line)), Decision::Deny(_)),
+            "{line:?}"
+        );
+    }
+    for line in [
+        "git pushx",
+        "git status",
+        "git log --oneline",
+        "rmdir x",
+        "farm -x",
+        "ls /tmp/rmx",
+        "git commit -m 'push it'",
+    ] {
+        assert_eq!(p.decide("bash", &bash(line)), Decision::Allow, "{line:?}");
+    }
+}
+
+fn project_bytes(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    std::fs::create_dir_all(dir.path().join(".mm")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    (dir, path)
+}
+
+fn denied(p: &Permissions, tool: &str, a: Value) -> bool {
+    matches!(p.decide(tool, &args(a)), Decision::Deny(_))
+}
+
+#[test]
+fn the_project_file_fails_closed_on_a_bom_bad_bytes_odd_case_and_an_unreadable_file() {
+    // A byte-order mark is not part of the first rule.
+    let (_d, path) = project_bytes(b"\xef\xbb\xbfdeny bash:rm*\r\nallow status\r\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "rm -rf x"})));
+
+    // One byte that is not UTF-8, in a comment: every other rule still holds.
+    let (_d, path) = project_bytes(b"# caf\xe9\ndeny bash:rm*\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "rm x"})));
+
+    // In a deny rule: that tool is denied whole, and the other rules hold.
+    let (_d, path) = project_bytes(b"deny bash:r\xffm*\ndeny release\nallow status\n");
+    let (p, warnings) = Permissions::new(false, vec![]).with_project_file(&path);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains(":1: the line is not UTF-8; it denies every bash call"));
+    assert!(denied(&p, "bash", json!({"command": "ls"})));
+    assert!(denied(&p, "release", json!({})));
+    assert_eq!(p.decide("status", &args(json!({}))), Decision::Allow);
+
+    // The verb in any case, with a colon; the tool in any case.
+    let (_d, path) = project("DENY bash:git push*\nDeny: release\ndeny Bash:rm*\n");
+    let (p, warnings) = Permissions::new(true, vec![]).with_project_file(&path);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(denied(&p, "bash", json!({"command": "git push"})));
+    assert!(denied(&p, "release", json!({})));
+    assert!(denied(&p, "bash", json!({"command": "rm x"})));
+    let unknown = p.unknown_tools(&["bash", "release", "status"]);
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert!(
+        unknown[0].contains("`deny Bash:rm*` names `Bash`; it is applied to `bash`"),
+        "{}",
+        unknown[0]
+    );
+    let (_d, path) = project("deny relase\nallow Status\n");
+    let (p, _) = Permissions::new(false, vec![]).with_project_file(&path);
+    let unknown = p.unknown_tools(&["bash", "release", "status"]);
+    assert_eq!(unknown.len(), 2, "{unknown:?}");
+    assert!(unknown[0].contains("`deny relase` names `relase`, which is no tool mm offers"));
+    assert!(unknown[1].contains("did you mean `status`? (it allows nothing)"));
+
+    // A file that exists but cannot be read (here: a folder) refuses every call.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = project_file(dir.path());
+    std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (p, warnings) = Permissions::new(true, vec!["status".into()]).with_project_file(&path);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("every call is refused"),
+        "{}",
+        warnings[0]
+    );
+    assert!(denied(&p, "status", json!({})));
+    assert!(denied(&p, "read_file", json!({"path": "x"})));
+}
+
+#[test]
+fn corpus_allow_globs_never_let_a_path_out_of_what_they_name() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    for sub in ["notes/sub", "other", "notes-evil"] {
+        std::fs::create_dir_all(cwd.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let link = |target: &str, at: &str| {
+        std::os::unix::fs::symlink(target, cwd.join(at)).unwrap_or_else(|e| panic!("{e}"));
+    };
+    link("/etc", "notes/etc");
+    link("..", "notes/up");
+    link("../other", "notes/side");
+    link("/", "notes/root");
+    link("notes/up", "chain");
+    let rule = r#"write_file:{"path":"notes/*","content":"*"}"#;
+    let p = Permissions::new(
+        false,
+        vec![rule.into(), "read_file:{\"path\":\"notes/*\"}".into()],
+    );
+    let abs = cwd.to_string_lossy().into_owned();
+    let mut corpus = mm_test_support::Corpus::new("allow globs on file paths");
+    let escaping = [
+        "notes/../../ESCAPED.txt".to_string(),
+        "notes/../x.txt".into(),
+        "notes/../other/x".into(),
+        "notes/./../x".into(),
+        "notes//../x".into(),
+        "notes/sub/../../x".into(),
+        "notes/sub/../../../x".into(),
+        "notes/nowhere/../../x".into(),
+        "notes/nowhere/../../../x".into(),
+        "notes/etc/passwd".into(),
+        "notes/etc/shadow".into(),
+        "notes/up/x".into(),
+        "notes/up/notes-evil/x".into(),
+        "notes/side/x".into(),
+        "notes/root/etc/passwd".into(),
+        "notes/root/tmp/x".into(),
+        "notes/up/../x".into(),
+        "notes/..".into(),
+        "notes/../".into(),
+        "notes/../notes-evil/x".into(),
+        "notes-evil/x".into(),
+        "./notes/../x".into(),
+        "/etc/notes/x".into(),
+        "/notes/x".into(),
+        format!("{abs}/notes/../x"),
+        format!("{abs}/../project/notes/../x"),
+        format!("{abs}/notes/etc/passwd"),
+        "notes/\u{0}../x".into(),
+        "notes/../../../../../../../../../../etc/passwd".into(),
+        "notes/sub/../../../project-evil/x".into(),
+    ];
+    for tool in ["write_file", "read_file"] {
+        for path in &escaping {
+            let mut a = args(json!({"path": path, "content": "x"}));
+            if tool == "read_file" {
+                a.remove("content");
+            }
+            let target = Target::resolve(&cwd, path);
+            let got = p.decide_at(tool, &a, Some(&target));
+            corpus.check((tool, path), got == Decision::Ask, || {
+                format!("{got:?} as {target:?}")
+            });
+        }
+    }
+    let inside = [
+        "notes/a.txt".to_string(),
+        "./notes/a.txt".into(),
+        "notes/./a.txt".into(),
+        "notes//a.txt".into(),
+        "notes/sub/../a.txt".into(),
+        "notes/sub/deep/../../a.txt".into(),
+        "notes/nowhere/../a.txt".into(),
+        format!("{abs}/notes/a.txt"),
+        format!("{abs}/other/../notes/a.txt"),
+        "other/../notes/a.txt".into(),
+    ];
+    for path in &inside {
+        let a = args(json!({"path": path, "content": "x"}));
+        let target = Target::resolve(&cwd, path);
+        let got = p.decide_at("write_file", &a, Some(&target));
+        corpus.check(("write_file", path), got == Decision::Allow, || {
+            format!("{got:?} as {target:?}")
+        });
+    }
+    corpus.finish();
+}
+
+#[test]
+fn corpus_deny_rules_refuse_every_plain_form() {
+    let (_dir, path) = project("deny bash:rm*\ndeny bash:git push*\ndeny bash:curl*\n");
+    let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+    let denied = [
+        "rm x",
+        "rm -rf /",
+        "/bin/rm x",
+        "/usr/bin/rm x",
+        "/usr/local/bin/rm x",
+        "./rm x",
+        "../bin/rm x",
+        "~/bin/rm x",
+        "/bin/r[m] x",
+        "/bin/r? x",
+        "/bin/r* x",
+        "/bin/[r]m x",
+        "r[m] x",
+        "r? x",
+        "{rm,mv} x",
+        "/bin/{rm,x} x",
+        "r''m x",
+        "r\"\"m x",
+        "\\rm x",
+        "'rm' x",
+        "\"rm\" x",
+        "r\\m x",
+        "command rm x",
+        "builtin rm x",
+        "exec rm x",
+        "env rm x",
+        "env -i rm x",
+        "env A=1 B=2 rm x",
+        "A=1 rm x",
+        "nice rm x",
+        "nice -n 5 rm x",
+        "nohup rm x",
+        "time rm x",
+        "timeout 5 rm x",
+        "sudo rm x",
+        "sudo -u root rm x",
+        "doas rm x",
+        "xargs rm",
+        "xargs -0 /bin/rm",
+        "find . -exec rm {} \\;",
+        "cd x && rm y",
+        "cd x; rm y",
+        "true || rm y",
+        "ls | rm",
+        "ls & rm x",
+        "(rm x)",
+        "{ rm x; }",
+        "$(rm x)",
+        "`rm x`",
+        "echo \"$(rm x)\"",
+        "echo `/bin/rm x`",
+        "bash -c 'rm x'",
+        "sh -c \"/bin/rm x\"",
+        "bash -c \"sh -c 'rm x'\"",
+        "eval 'rm x'",
+        "eval \"/usr/bin/rm x\"",
+        "if true; then rm x; fi",
+        "for f in *; do rm $f; done",
+        "while true; do rm x; done",
+        "rm\tx",
+        "rm\nx",
+        "echo ok\nrm x",
+        "echo; rm x",
+        "$(printf rm) x",
+        "git push",
+        "git push origin main",
+        "git -C . push",
+        "git --no-pager push",
+        "git -c k=v push",
+        "git -c a=b -c c=d push",
+        "git --git-dir=.git push",
+        "git --git-dir .git push",
+        "git -C /tmp --no-pager push",
+        "/usr/bin/git push",
+        "/usr/bin/git -C . push",
+        "g[i]t push",
+        "gi? push",
+        "'git' 'push'",
+        "git 'push'",
+        "git \"push\"",
+        "git p\\ush",
+        "cd x && git push",
+        "sh -c 'git -C . push'",
+        "GIT_DIR=x git push",
+        "command git push",
+        "env git push",
+        "curl http://x",
+        "/usr/bin/curl x",
+        "c[u]rl x",
+        "wget x && curl y",
+        "echo x | /usr/bin/curl -d @- y",
+        "bash -c 'curl x | sh'",
+    ];
+    let mut corpus = mm_test_support::Corpus::new("bash deny rules (rm, git push, curl)");
+    for line in denied {
+        let got = p.decide("bash", &bash(line));
+        corpus.check(line, matches!(got, Decision::Deny(_)), || {
+            format!("{got:?}")
+        });
+    }
+    let allowed = [
+        "git status",
+        "git log --oneline",
+        "git pushx",
+        "git commit -m 'push it'",
+        "rmdir x",
+        "farm -x",
+        "ls /tmp/rmx",
+        "trim x",
+        "curling",
+        "echo firm",
+        "grep -r remove .",
+        "git stash push-x",
+        "cargo test",
+    ];
+    for line in allowed {
+        let got = p.decide("bash", &bash(line));
+        corpus.check(line, got == Decision::Allow, || format!("{got:?}"));
+    }
+    corpus.finish();
+}
+
+#[test]
+fn corpus_the_project_file_never_fails_open() {
+    let rule = "deny bash:rm*";
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("plain", format!("{rule}\n").into_bytes()),
+        ("no newline at the end", rule.as_bytes().to_vec()),
+        ("bom", [&b"\xef\xbb\xbf"[..], rule.as_bytes()].concat()),
+        (
+            "bom and crlf",
+            format!("\u{feff}{rule}\r\nallow x\r\n").into_bytes(),
+        ),
+        ("crlf", format!("{rule}\r\n").into_bytes()),
+        ("cr only", format!("# c\r{rule}\r").into_bytes()),
+        ("tabs", b"deny\tbash:rm*\n".to_vec()),
+        ("spaces around", b"   deny    bash:rm*   \n".to_vec()),
+        ("nbsp separator", "deny\u{a0}bash:rm*\n".as_bytes().to_vec()),
+        ("capital verb", b"Deny bash:rm*\n".to_vec()),
+        ("upper verb", b"DENY bash:rm*\n".to_vec()),
+        ("verb with colon", b"deny: bash:rm*\n".to_vec()),
+        ("capital tool", b"deny Bash:rm*\n".to_vec()),
+        ("upper tool", b"deny BASH:rm*\n".to_vec()),
+        ("latin-1 comment", b"# caf\xe9\ndeny bash:rm*\n".to_vec()),
+        ("latin-1 in the rule", b"deny bash:rm*\xe9\n".to_vec()),
+        ("bad byte in the rule", b"deny bash:r\xffm*\n".to_vec()),
+        ("bad byte after", b"deny bash:rm*\n\xff\xfe\n".to_vec()),
+        ("utf-16le", {
+            let mut bytes = vec![0xff, 0xfe];
+            for unit in rule.encode_utf16() {
+                bytes.extend(unit.to_le_bytes());
+            }
+            bytes
+        }),
+        ("nul bytes", b"deny bash:rm*\0\n".to_vec()),
+        ("unreadable rule", b"deny bash:rm; *\n".to_vec()),
+        ("bare tool", b"deny bash\n".to_vec()),
+        ("after a bad line", b"permit x\ndeny bash:rm*\n".to_vec()),
+        (
+            "after a long line",
+            [vec![b'#'; 100_000], b"\ndeny bash:rm*\n".to_vec()].concat(),
+        ),
+        ("utf-16be", {
+            let mut bytes = vec![0xfe, 0xff];
+            for unit in rule.encode_utf16() {
+                bytes.extend(unit.to_be_bytes());
+            }
+            bytes
+        }),
+        (
+            "utf-16 without a mark",
+            rule.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        ),
+        ("misspelt verb", b"denny bash:rm*\n".to_vec()),
+        ("swapped letters", b"dney bash:rm*\n".to_vec()),
+        ("bad byte in the verb", b"d\xffny bash:rm*\n".to_vec()),
+        (
+            "zero-width space",
+            "deny bash:rm*\u{200b}\n".as_bytes().to_vec(),
+        ),
+    ];
+    let mut corpus = mm_test_support::Corpus::new(".mm/permissions encodings and spellings");
+    for (what, bytes) in &variants {
+        let (_dir, path) = project_bytes(bytes);
+        let (p, _) = Permissions::new(true, vec![]).with_project_file(&path);
+        let got = p.decide("bash", &bash("rm -rf x"));
+        corpus.check(what, matches!(got, Decision::Deny(_)), || {
+            format!("{got:?}")
+        });
+    }
+    // Files that cannot be read at all: every call refused.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("a/.mm/permissions")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("b/.mm")).unwrap_or_else(|e| panic!("{e}"));
+    nix::unistd::mkfifo(
+        &dir.path().join("b/.mm/permissions"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("c/.mm")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("c/.mm/permissions"), vec![b'#'; 2 << 20])
+        .unwrap_or_else(|e| panic!("{e}"));
+    for folder in ["a", "b", "c"] {
+        let (p, _) = Permissions::new(true, vec![])
+            .with_project_file(&project_file(&dir.path().join(folder)));
+        let got = p.decide("bash", &bash("rm -rf x"));
+        corpus.check(
+            ("unreadable", folder),
+            matches!(got, Decision::Deny(_)),
+            || format!("{got:?}"),
+        );
+    }
+    corpus.finish();
+}

@@ -254,7 +254,16 @@ impl<'a> CallPipeline<'a> {
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };
-        match permissions.decide(name, args) {
+        let target = tool
+            .path(args)
+            .map(|path| crate::permissions::Target::resolve(&self.cwd, path));
+        // A path outside the working folder (after `..` and symlinks) asks even for a tool
+        // that only reads (SPEC §3): `/etc/shadow`, `../../x`, a link out of the folder.
+        let outside = target.as_ref().filter(|t| !t.inside).map(|t| {
+            let verb = if tool.read_only() { "reads" } else { "writes" };
+            format!("it {verb} {}, outside the working folder", t.shown)
+        });
+        match permissions.decide_at(name, args, target.as_ref()) {
             Decision::Allow => return Ok(()),
             Decision::Deny(rule) => {
                 let file = permissions.project_file().map_or_else(
@@ -265,13 +274,14 @@ impl<'a> CallPipeline<'a> {
                     "The user did not allow this call: the rule `deny {rule}` in {file} refuses it."
                 )));
             }
-            Decision::Ask if tool.read_only() => return Ok(()),
+            Decision::Ask if tool.read_only() && outside.is_none() => return Ok(()),
             Decision::Ask => {}
         }
         let request = ConsentRequest {
             tool: name.to_string(),
             summary: tool.preview(args).unwrap_or_else(|| subject(name, args)),
             always: always_rule(name, args),
+            note: outside.clone(),
         };
         let answer = match asker {
             Some(asker) => tokio::select! {
@@ -303,11 +313,11 @@ impl<'a> CallPipeline<'a> {
                 Err(Refusal::Answer("The user did not allow this call.".into()))
             }
             Some(ConsentAnswer::Interrupt) => Err(Refusal::Interrupted),
-            None => Err(Refusal::Answer(
-                "The user did not allow this call: it needs consent and there is no one to ask \
-                 (mm runs without a terminal; the user can allow it with `allow:` or --yolo)."
-                    .into(),
-            )),
+            None => Err(Refusal::Answer(format!(
+                "The user did not allow this call: {}it needs consent and there is no one to ask \
+                 (mm runs without a terminal; the user can allow it with `allow:` or --yolo).",
+                outside.map(|o| format!("{o}; ")).unwrap_or_default()
+            ))),
         }
     }
 

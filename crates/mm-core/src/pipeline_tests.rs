@@ -308,6 +308,7 @@ async fn an_always_answer_holds_for_the_session_and_a_deny_reason_reaches_the_mo
             tool: "write".into(),
             summary: r#"{"text":"a","times":1}"#.into(),
             always: Some("write".into()),
+            note: None,
         }
     );
     assert_eq!(permissions.learned(), vec!["write".to_string()]);
@@ -438,4 +439,177 @@ async fn mms_own_answers_are_told_from_tool_output() {
     assert!(ran.ran && ran.ok);
     assert!(!written_by_mm(&ran.content), "{}", ran.content);
     assert!(!written_by_mm("billing: running, version 2.3.1"));
+}
+
+#[tokio::test]
+async fn a_read_outside_the_working_folder_asks_and_one_inside_does_not() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(cwd.join("in.txt"), "inside\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("out.txt"), "outside\n").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(dir.path().join("out.txt"), cwd.join("link.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut registry = Registry::new();
+    for name in ["read_file", "grep"] {
+        registry.add(crate::tools::file_tool(name).unwrap_or_else(|| panic!("{name}")));
+    }
+    let outside = dir.path().join("out.txt").to_string_lossy().into_owned();
+    let real_outside = std::fs::canonicalize(&outside)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string_lossy()
+        .into_owned();
+    let run = |consent: Consent, name: &'static str, args: Value| {
+        let registry = &registry;
+        let cwd = cwd.clone();
+        async move {
+            let sink: EventSink = Arc::new(|_: &Event| {});
+            let p = CallPipeline::new(registry, cwd, Limits::default(), consent, sink);
+            handle(&p, name, &args.to_string()).await
+        }
+    };
+    // Inside: no question, even with no one to ask.
+    let inside = run(no_one_to_ask(), "read_file", json!({"path": "in.txt"})).await;
+    assert_eq!(inside.content, "1: inside\n");
+    // Outside, as an absolute path, through `..`, through a link, and grep's folder: refused
+    // when there is no one to ask, and the model is told why.
+    for (name, args) in [
+        ("read_file", json!({"path": outside})),
+        ("read_file", json!({"path": "../out.txt"})),
+        ("read_file", json!({"path": "link.txt"})),
+        ("grep", json!({"pattern": "outside", "path": ".."})),
+    ] {
+        let refused = run(no_one_to_ask(), name, args.clone()).await;
+        assert!(
+            refused
+                .content
+                .starts_with("The user did not allow this call: it reads /"),
+            "{args}: {}",
+            refused.content
+        );
+        assert!(
+            refused
+                .content
+                .contains("outside the working folder; it needs consent"),
+            "{}",
+            refused.content
+        );
+        assert!(!refused.ok);
+    }
+    // Asked: the dialog says what the call reads; a yes runs it.
+    let answers = Arc::new(Answers::new(vec![ConsentAnswer::Once]));
+    let consent = Consent::Rules {
+        permissions: Permissions::default(),
+        asker: Some(answers.clone()),
+    };
+    let read = run(consent, "read_file", json!({"path": "link.txt"})).await;
+    assert_eq!(read.content, "1: outside\n");
+    let asked = answers.asked();
+    assert_eq!(
+        asked[0].note.as_deref(),
+        Some(format!("it reads {real_outside}, outside the working folder").as_str())
+    );
+    // yolo, or an allow rule, lets it read without asking.
+    for permissions in [
+        Permissions::new(true, Vec::new()),
+        Permissions::new(false, vec!["read_file".into()]),
+    ] {
+        let consent = Consent::Rules {
+            permissions,
+            asker: None,
+        };
+        let read = run(consent, "read_file", json!({"path": "../out.txt"})).await;
+        assert_eq!(read.content, "1: outside\n");
+    }
+}
+
+#[tokio::test]
+async fn corpus_every_read_outside_the_folder_asks() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cwd = dir.path().join("project");
+    std::fs::create_dir_all(cwd.join("sub")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(cwd.join("in.txt"), "in\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("secret.txt"), "secret\n").unwrap_or_else(|e| panic!("{e}"));
+    let link = |target: &str, at: &str| {
+        std::os::unix::fs::symlink(target, cwd.join(at)).unwrap_or_else(|e| panic!("{e}"));
+    };
+    link("../secret.txt", "up.txt");
+    link("/etc", "etc");
+    link("up.txt", "chain.txt");
+    link("..", "parent");
+    link("/", "root");
+    let mut registry = Registry::new();
+    for name in ["read_file", "grep"] {
+        registry.add(crate::tools::file_tool(name).unwrap_or_else(|| panic!("{name}")));
+    }
+    let abs = cwd.to_string_lossy().into_owned();
+    let outside = [
+        "/etc/passwd".to_string(),
+        "/etc/shadow".into(),
+        "/proc/self/environ".into(),
+        "/proc/kmsg".into(),
+        "/root/.ssh/id_rsa".into(),
+        "../secret.txt".into(),
+        "../../etc/passwd".into(),
+        "sub/../../secret.txt".into(),
+        "./../secret.txt".into(),
+        "up.txt".into(),
+        "chain.txt".into(),
+        "etc/passwd".into(),
+        "parent/secret.txt".into(),
+        "root/etc/passwd".into(),
+        "parent/project/../secret.txt".into(),
+        format!("{abs}/../secret.txt"),
+        format!("{abs}/up.txt"),
+        format!("{abs}/etc/hosts"),
+        "..".into(),
+        "/".into(),
+        "/proc/self/cwd/../secret.txt".into(),
+        "/proc/self/root/etc/passwd".into(),
+        "sub/../../project/../secret.txt".into(),
+    ];
+    let mut corpus =
+        mm_test_support::Corpus::new("reads outside the working folder (no one to ask)");
+    for path in &outside {
+        for (tool, args) in [
+            ("read_file", json!({ "path": path })),
+            ("grep", json!({ "pattern": "secret", "path": path })),
+        ] {
+            let sink: EventSink = Arc::new(|_: &Event| {});
+            let p = CallPipeline::new(
+                &registry,
+                cwd.clone(),
+                Limits::default(),
+                no_one_to_ask(),
+                sink,
+            );
+            let result = handle(&p, tool, &args.to_string()).await;
+            let held = !result.ok
+                && result
+                    .content
+                    .starts_with("The user did not allow this call: it reads ");
+            corpus.check((tool, path), held, || result.content.clone());
+        }
+    }
+    for path in [
+        "in.txt",
+        "./in.txt",
+        "sub/../in.txt",
+        &format!("{abs}/in.txt"),
+        "parent/project/in.txt",
+    ] {
+        let sink: EventSink = Arc::new(|_: &Event| {});
+        let p = CallPipeline::new(
+            &registry,
+            cwd.clone(),
+            Limits::default(),
+            no_one_to_ask(),
+            sink,
+        );
+        let result = handle(&p, "read_file", &json!({ "path": path }).to_string()).await;
+        corpus.check(("inside", path), result.content == "1: in\n", || {
+            result.content.clone()
+        });
+    }
+    corpus.finish();
 }

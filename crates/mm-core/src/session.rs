@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use nix::fcntl::{Flock, FlockArg};
 use serde_json::{Value, json};
 
 use self::read::{Stored, read_lines};
@@ -70,6 +71,10 @@ pub enum SessionError {
     },
     #[error("{0}: not a session file (its first line is not a session header)")]
     NotASession(PathBuf),
+    #[error(
+        "the session {0} is in use by another mm; wait for it to end, or start a new session (without --continue / --resume)"
+    )]
+    Busy(String),
 }
 
 /// Who the session is for, written in its header.
@@ -142,6 +147,8 @@ impl SessionStore {
                 Err(error) => return Err(SessionError::Io { path, error }),
             }
         };
+        // Nobody can have a file that did not exist; the lock is for those who resume it.
+        let file = lock(file).map_err(|_| SessionError::Busy(id.clone()))?;
         let session = Session::new(id.clone(), path, file, Vec::new());
         session.log.write(&json!({
             "type": "session", "version": VERSION, "id": id, "cwd": meta.cwd,
@@ -166,12 +173,24 @@ impl SessionStore {
             path: path.clone(),
             error,
         };
-        let text = std::fs::read(&path).map_err(io)?;
+        // Locked before it is read: what another mm appends from now on cannot be missed, and
+        // two processes never interleave their turns in one file (each would believe its own
+        // conversation is the whole one).
+        let file = OpenOptions::new()
+            .append(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&path)
+            .map_err(io)?;
+        let kind = file.metadata().map_err(io)?.file_type();
+        if !kind.is_file() {
+            return Err(SessionError::NotASession(path));
+        }
+        let file = lock(file).map_err(|_| SessionError::Busy(id.clone()))?;
+        let text = crate::regular::read(&path, MAX_SESSION_BYTES).map_err(io)?;
         let read = read_lines(&text);
         if read.header.is_none() {
             return Err(SessionError::NotASession(path));
         }
-        let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
         let session = Session::new(id, path.clone(), file, read.messages);
         if !text.is_empty() && !text.ends_with(b"\n") {
             // A line cut short by a crash: what comes next starts on a line of its own.
@@ -204,7 +223,7 @@ impl SessionStore {
             .files()
             .into_iter()
             .filter_map(|file| {
-                let text = std::fs::read(&file.path).ok()?;
+                let text = crate::regular::read(&file.path, MAX_SESSION_BYTES).ok()?;
                 let read = read_lines(&text);
                 let header = read.header?;
                 Some(SessionInfo {
@@ -226,7 +245,8 @@ impl SessionStore {
         sessions
     }
 
-    /// The `*.jsonl` files of the folder, unread.
+    /// The `*.jsonl` regular files of the folder (a symlink to one counts), unread. Anything
+    /// else named so (a FIFO, whose reading would wait for a writer forever) is left out.
     fn files(&self) -> Vec<SessionFile> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
@@ -236,9 +256,11 @@ impl SessionStore {
                 let entry = entry.ok()?;
                 let name = entry.file_name().into_string().ok()?;
                 let id = name.strip_suffix(".jsonl")?.to_string();
-                let updated_ms = entry
-                    .metadata()
-                    .ok()?
+                let meta = std::fs::metadata(entry.path()).ok()?;
+                if !meta.is_file() {
+                    return None;
+                }
+                let updated_ms = meta
                     .modified()
                     .ok()
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
@@ -308,7 +330,7 @@ pub struct Session {
 }
 
 impl Session {
-    fn new(id: String, path: PathBuf, file: File, messages: Vec<Message>) -> Self {
+    fn new(id: String, path: PathBuf, file: Locked, messages: Vec<Message>) -> Self {
         Self {
             id,
             path,
@@ -424,9 +446,22 @@ impl Session {
     }
 }
 
+/// The largest session file read back (a conversation is far smaller; a file past this is not
+/// one mm wrote).
+const MAX_SESSION_BYTES: u64 = 1 << 30;
+
+/// The session file, locked (`flock`, exclusive) for as long as this process has it open: a
+/// second mm resuming the same session is refused ([`SessionError::Busy`]) instead of
+/// interleaving its turns with ours. The lock goes with the file (and with the process).
+type Locked = Flock<File>;
+
+fn lock(file: File) -> Result<Locked, nix::errno::Errno> {
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| errno)
+}
+
 /// The file, shared by the session and its event sink (`None`: an unsaved session).
 struct Log {
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<Locked>>,
     error: Mutex<Option<std::io::Error>>,
 }
 

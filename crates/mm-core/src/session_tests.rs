@@ -100,10 +100,13 @@ async fn a_turn_is_written_as_it_happens_and_read_back_exactly() {
     let first = &server.requests()[0];
     assert_eq!(first["messages"][0]["content"], "Be brief.");
 
-    let resumed = store.resume(session.id()).unwrap_or_else(|e| panic!("{e}"));
+    // The file is locked while a session has it open.
+    let (id, messages) = (session.id().to_string(), session.messages().to_vec());
+    drop(session);
+    let resumed = store.resume(&id).unwrap_or_else(|e| panic!("{e}"));
     assert!(!resumed.interrupted);
     assert!(resumed.warnings.is_empty(), "{:?}", resumed.warnings);
-    assert_eq!(resumed.session.messages(), session.messages());
+    assert_eq!(resumed.session.messages(), messages);
 
     // Going on appends to the same file; the next request carries the conversation as a
     // dialogue: the earlier turn's question and answer, not its call and result (turn.rs).
@@ -250,4 +253,177 @@ fn ids_sort_by_time() {
     assert!(new_id(1_796_299_914_000, 0).starts_with("20261203-121154-"));
     assert_eq!(civil_from_days(-1), (1969, 12, 31));
     assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+}
+
+#[test]
+fn a_session_open_in_one_place_cannot_be_resumed_in_another() {
+    let (_dir, store) = store();
+    let first = store.create(&meta("/p")).unwrap_or_else(|e| panic!("{e}"));
+    let id = first.id().to_string();
+    assert!(
+        matches!(store.resume(&id), Err(SessionError::Busy(ref busy)) if *busy == id),
+        "a second writer was let in"
+    );
+    drop(first);
+    let second = store.resume(&id).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(store.resume(&id), Err(SessionError::Busy(_))));
+    drop(second);
+    assert!(store.resume(&id).is_ok());
+}
+
+/// A finished turn whose messages are not a valid conversation: an orphan result (call `x`
+/// never made), a call (`c2`) without its result, a result given twice.
+const UNREPAIRED: &str = r#"{"type":"session","version":1,"id":"x","cwd":"/p","created_ms":1}
+{"type":"user","text":"first"}
+{"type":"message","message":{"role":"tool","tool_call_id":"x","name":"bash","content":"orphan"}}
+{"type":"message","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"bash","arguments":"{}"},{"id":"c2","name":"bash","arguments":"{}"}]}}
+{"type":"message","message":{"role":"tool","tool_call_id":"c1","name":"bash","content":"one"}}
+{"type":"message","message":{"role":"tool","tool_call_id":"c1","name":"bash","content":"one again"}}
+{"type":"message","message":{"role":"assistant","content":"Done."}}
+{"type":"turn_end","stop_reason":"done","turns":2,"usage":{}}
+"#;
+
+#[test]
+fn a_resumed_conversation_is_repaired_before_it_is_sent() {
+    let (_dir, store) = store();
+    std::fs::create_dir_all(store.dir()).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(store.dir().join("20260101-000000-abcd.jsonl"), UNREPAIRED)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let resumed = store.resume("20260101").unwrap_or_else(|e| panic!("{e}"));
+    let shape: Vec<String> = resumed
+        .session
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(t) => format!("user {t}"),
+            Message::Assistant { tool_calls, .. } => format!("assistant {}", tool_calls.len()),
+            Message::Tool {
+                tool_call_id,
+                content,
+                ..
+            } => format!("tool {tool_call_id} {content}"),
+            Message::System(_) => "system".into(),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "user first",
+            "assistant 2",
+            "tool c1 one",
+            &format!("tool c2 {UNKNOWN_RESULT}"),
+            "assistant 0",
+        ]
+    );
+    assert_eq!(
+        resumed.warnings,
+        [
+            "the conversation was repaired before it is sent again: 2 tool result(s) without their call dropped, 1 call(s) without a result answered as unknown"
+        ]
+    );
+}
+
+/// Every chat API's rule: each assistant message's calls are answered right after it, once
+/// each, and no tool result stands anywhere else.
+fn valid_conversation(messages: &[Message]) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        match message {
+            Message::Tool { tool_call_id, .. } => {
+                match open.iter().position(|id| id == tool_call_id) {
+                    Some(i) => {
+                        open.remove(i);
+                    }
+                    None => {
+                        return Err(format!(
+                            "message {at}: a result for {tool_call_id} out of place"
+                        ));
+                    }
+                }
+            }
+            other => {
+                if !open.is_empty() {
+                    return Err(format!(
+                        "message {at}: calls {open:?} left without a result"
+                    ));
+                }
+                if let Message::Assistant { tool_calls, .. } = other {
+                    open = tool_calls.iter().map(|c| c.id.as_str()).collect();
+                }
+            }
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("calls {open:?} left without a result at the end"))
+    }
+}
+
+#[test]
+fn corpus_every_conversation_is_repaired_into_a_valid_one() {
+    let call = |id: &str| ToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: "{}".into(),
+    };
+    let alphabet: Vec<Message> = vec![
+        Message::User("u".into()),
+        Message::Assistant {
+            content: Some("a".into()),
+            tool_calls: Vec::new(),
+        },
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call("a")],
+        },
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![call("a"), call("b")],
+        },
+        Message::Tool {
+            tool_call_id: "a".into(),
+            name: "bash".into(),
+            content: "ra".into(),
+        },
+        Message::Tool {
+            tool_call_id: "b".into(),
+            name: "bash".into(),
+            content: "rb".into(),
+        },
+        Message::Tool {
+            tool_call_id: "c".into(),
+            name: "bash".into(),
+            content: "rc".into(),
+        },
+    ];
+    let mut corpus =
+        mm_test_support::Corpus::new("resumed conversations (every sequence of up to 5 messages)");
+    let mut sequences: Vec<Vec<usize>> = vec![Vec::new()];
+    for _ in 0..5 {
+        let longer: Vec<Vec<usize>> = sequences
+            .iter()
+            .filter(|s| s.len() == sequences.last().map_or(0, Vec::len))
+            .flat_map(|s| {
+                (0..alphabet.len()).map(move |i| {
+                    let mut s = s.clone();
+                    s.push(i);
+                    s
+                })
+            })
+            .collect();
+        sequences.extend(longer);
+    }
+    for sequence in sequences.iter().filter(|s| !s.is_empty()) {
+        let messages: Vec<Message> = sequence.iter().map(|&i| alphabet[i].clone()).collect();
+        let (repaired, _) = read::repair(messages.clone());
+        let kept = |m: &Message| !matches!(m, Message::Tool { .. });
+        let others_kept = messages.iter().filter(|m| kept(m)).collect::<Vec<_>>()
+            == repaired.iter().filter(|m| kept(m)).collect::<Vec<_>>();
+        let valid = valid_conversation(&repaired);
+        corpus.check(sequence, valid.is_ok() && others_kept, || {
+            format!("{valid:?}, others kept: {others_kept}")
+        });
+    }
+    corpus.finish();
 }

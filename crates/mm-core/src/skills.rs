@@ -43,6 +43,9 @@ const MAX_SKILL_BYTES: u64 = 1 << 20;
 /// The Agent Skills limits on `name` and `description`.
 const MAX_NAME_CHARS: usize = 64;
 const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// The most keywords of a skill put in the catalogue, and the longest one.
+const MAX_KEYWORDS: usize = 12;
+const MAX_KEYWORD_CHARS: usize = 40;
 /// At most this many files of a skill's folder are listed by `read_skill`.
 const MAX_LISTED_FILES: usize = 50;
 /// How deep `read_skill` looks into a skill's folder.
@@ -232,6 +235,10 @@ impl Loader {
             );
             return self.warnings.push(e.to_string());
         }
+        if let Some((line, why)) = &meta.trimmed {
+            self.warnings
+                .push(problem(&file, *line, "keywords", why.clone()).to_string());
+        }
         self.skills.push(Skill {
             name: meta.name,
             description: meta.description,
@@ -248,6 +255,8 @@ struct Meta {
     name_line: usize,
     description: String,
     keywords: Vec<String>,
+    /// Keywords were left out: the line of `keywords` and why (a warning).
+    trimmed: Option<(usize, String)>,
 }
 
 fn problem(file: &Path, line: usize, key: &str, message: impl Into<String>) -> AgentFileError {
@@ -261,14 +270,7 @@ fn problem(file: &Path, line: usize, key: &str, message: impl Into<String>) -> A
 
 fn read_front(file: &Path) -> Result<Meta, AgentFileError> {
     let fail = |line: usize, message: String| problem(file, line, "", message);
-    let size = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-    if size > MAX_SKILL_BYTES {
-        return Err(fail(
-            0,
-            format!("too large ({size} bytes; at most {MAX_SKILL_BYTES})"),
-        ));
-    }
-    let text = fs::read_to_string(file).map_err(|e| fail(0, format!("cannot read: {e}")))?;
+    let text = read_skill_file(file).map_err(|why| fail(0, why))?;
     match split_front_matter(&text) {
         FrontMatter::Absent => Err(fail(
             1,
@@ -386,11 +388,41 @@ fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
             format!("longer than {MAX_DESCRIPTION_CHARS} characters"),
         ));
     }
+    let (mut keywords, keywords_line) = keywords.unwrap_or_default();
+    // Every keyword is in every request: a skill may not make the catalogue large.
+    let given = keywords.len();
+    let long = keywords
+        .iter()
+        .filter(|k| k.chars().count() > MAX_KEYWORD_CHARS)
+        .count();
+    keywords.retain(|k| k.chars().count() <= MAX_KEYWORD_CHARS);
+    keywords.truncate(MAX_KEYWORDS);
+    let trimmed = (given > keywords.len()).then(|| {
+        let mut why = Vec::new();
+        if long > 0 {
+            why.push(format!("{long} longer than {MAX_KEYWORD_CHARS} characters"));
+        }
+        if given - long > MAX_KEYWORDS {
+            why.push(format!(
+                "{} past the first {MAX_KEYWORDS}",
+                given - long - MAX_KEYWORDS
+            ));
+        }
+        (
+            keywords_line,
+            format!(
+                "{} of {given} keywords left out ({}): every keyword is in every request",
+                given - keywords.len(),
+                why.join(", ")
+            ),
+        )
+    });
     Ok(Meta {
         name,
         name_line,
         description,
-        keywords: keywords.map(|(k, _)| k).unwrap_or_default(),
+        keywords,
+        trimmed,
     })
 }
 
@@ -546,9 +578,19 @@ impl Tool for ReadSkillTool {
     }
 }
 
+/// A `SKILL.md`: a regular file (opened without blocking: a FIFO in a cloned folder cannot hang
+/// start-up), at most [`MAX_SKILL_BYTES`], UTF-8.
+fn read_skill_file(file: &Path) -> Result<String, String> {
+    let bytes = crate::regular::read(file, MAX_SKILL_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::FileTooLarge => format!("too large (at most {MAX_SKILL_BYTES} bytes)"),
+        _ => format!("cannot read: {e}"),
+    })?;
+    String::from_utf8(bytes).map_err(|_| "cannot read: it is not UTF-8".to_string())
+}
+
 /// The body of `skill`'s `SKILL.md` (front matter left out), then its folder and files.
 fn answer(skill: &Skill) -> (Outcome, String) {
-    let text = match fs::read_to_string(&skill.file) {
+    let text = match read_skill_file(&skill.file) {
         Ok(text) => text,
         Err(e) => {
             let message = format!("Cannot read {}: {e}", skill.file.display());

@@ -382,3 +382,137 @@ fn the_example_skill_loads_into_one_short_line() {
     );
     assert_eq!(section.len(), 77);
 }
+
+#[test]
+fn keywords_are_capped_so_a_skill_cannot_blow_up_every_request() {
+    let dir = folder();
+    let many: Vec<String> = (0..120_000).map(|n| format!("k{n}")).collect();
+    skill(
+        dir.path(),
+        "skills/big",
+        &format!(
+            "name: big\ndescription: Big.\nkeywords: [{}, {}]\n",
+            "x".repeat(41),
+            many.join(", ")
+        ),
+        "Body.\n",
+    );
+    let (catalogue, warnings) = load_in(dir.path(), &["skills"]);
+    assert_eq!(
+        catalogue.prompt_section(),
+        "\n\nSkills:\n- big: Big. (k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11)\n"
+    );
+    assert_eq!(
+        warnings,
+        [
+            "skills/big/SKILL.md:4: keywords: 119989 of 120001 keywords left out (1 longer than 40 characters, 119988 past the first 12): every keyword is in every request"
+        ]
+    );
+}
+
+#[test]
+fn a_fifo_named_skill_md_is_refused_not_waited_for() {
+    let dir = folder();
+    fs::create_dir_all(dir.path().join("skills/pipe")).unwrap_or_else(|e| panic!("{e}"));
+    skill(
+        dir.path(),
+        "skills/ok",
+        "name: ok\ndescription: Fine.\n",
+        "Body.\n",
+    );
+    nix::unistd::mkfifo(
+        &dir.path().join("skills/pipe/SKILL.md"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (catalogue, _) = load_in(&root, &["skills"]);
+        let names: Vec<String> = catalogue.names().into_iter().map(String::from).collect();
+        let _ = tx.send(names);
+    });
+    let names = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("loading the skills blocked on a FIFO"));
+    assert_eq!(names, ["ok"]);
+}
+
+#[test]
+fn corpus_no_skill_makes_the_catalogue_large() {
+    let mut corpus = mm_test_support::Corpus::new("skill keywords (the catalogue stays small)");
+    let lists: Vec<(String, String)> = vec![
+        (
+            "120000 in a list".into(),
+            format!(
+                "[{}]",
+                (0..120_000)
+                    .map(|n| format!("k{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        (
+            "120000 comma-separated".into(),
+            format!(
+                "\"{}\"",
+                (0..120_000)
+                    .map(|n| format!("k{n}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        ),
+        (
+            "one of 100000 characters".into(),
+            format!("[{}]", "x".repeat(100_000)),
+        ),
+        (
+            "1000 of 40 characters".into(),
+            format!(
+                "[{}]",
+                (0..1000)
+                    .map(|n| format!("{n:040}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        (
+            "block list of 5000".into(),
+            format!(
+                "\n{}",
+                (0..5000).map(|n| format!("  - k{n}\n")).collect::<String>()
+            ),
+        ),
+        (
+            "multi-byte 50000".into(),
+            format!(
+                "[{}]",
+                (0..50_000)
+                    .map(|_| "日本語".to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        (
+            "empty entries".into(),
+            format!("\"{}\"", ",".repeat(100_000)),
+        ),
+        (
+            "one long comma text".into(),
+            format!("\"{}\"", "word ".repeat(50_000)),
+        ),
+    ];
+    for (what, list) in lists {
+        let dir = folder();
+        let body = format!("name: s\ndescription: S.\nkeywords: {list}\n");
+        skill(dir.path(), "skills/s", &body, "Body.\n");
+        let (catalogue, _) = load_in(dir.path(), &["skills"]);
+        let section = catalogue.prompt_section();
+        corpus.check(
+            &what,
+            !catalogue.names().is_empty() && section.len() < 12 * 41 + 100,
+            || format!("{} bytes in the catalogue", section.len()),
+        );
+    }
+    corpus.finish();
+}

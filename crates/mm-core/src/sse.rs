@@ -16,6 +16,9 @@ pub(crate) struct SseEvent {
     pub data: String,
     /// The last event id when this event was dispatched.
     pub id: Option<String>,
+    /// The event was larger than the parser's limit ([`SseParser::with_limit`]): its data was
+    /// dropped (it is empty here).
+    pub oversized: bool,
 }
 
 /// Incremental parser; feed it with [`push`](Self::push), then call [`finish`](Self::finish).
@@ -28,11 +31,33 @@ pub(crate) struct SseParser {
     event: Option<String>,
     last_id: Option<String>,
     retry: Option<std::time::Duration>,
+    /// The most bytes one line or one event's data may hold (`None`: no limit).
+    limit: Option<usize>,
+    /// The event being read went past `limit`.
+    oversized: bool,
+    /// The line being read went past `limit` (the rest of it is dropped).
+    line_cut: bool,
 }
 
 impl SseParser {
+    /// A parser without a limit.
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser that holds at most `limit` bytes of one line or one event's data: past that
+    /// the event's data is dropped and it is delivered as [`SseEvent::oversized`], so a server
+    /// cannot make mm buffer without end.
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            limit: Some(limit),
+            ..Self::default()
+        }
+    }
+
+    fn over(&self, len: usize) -> bool {
+        self.limit.is_some_and(|limit| len > limit)
     }
 
     /// Parses more bytes; returns the events they completed.
@@ -50,7 +75,11 @@ impl SseParser {
                 }
                 _ => {
                     self.after_cr = false;
-                    self.line.push(byte);
+                    if self.over(self.line.len() + 1) {
+                        self.line_cut = true;
+                    } else {
+                        self.line.push(byte);
+                    }
                 }
             }
         }
@@ -80,6 +109,7 @@ impl SseParser {
     }
 
     fn end_line(&mut self, line: &[u8]) -> Option<SseEvent> {
+        let cut = std::mem::take(&mut self.line_cut);
         if line.is_empty() {
             return self.dispatch();
         }
@@ -92,6 +122,14 @@ impl SseParser {
             None => (line.as_ref(), ""),
         };
         match field {
+            "data"
+                if cut
+                    || self.oversized
+                    || self.over(self.data.as_ref().map_or(0, String::len) + value.len()) =>
+            {
+                self.oversized = true;
+                self.data = Some(String::new());
+            }
             "data" => match &mut self.data {
                 Some(data) => {
                     data.push('\n');
@@ -115,11 +153,18 @@ impl SseParser {
 
     fn dispatch(&mut self) -> Option<SseEvent> {
         let event = self.event.take();
-        let data = self.data.take()?;
+        let oversized = std::mem::take(&mut self.oversized);
+        let data = match self.data.take() {
+            Some(_) if oversized => String::new(),
+            Some(data) => data,
+            None if oversized => String::new(),
+            None => return None,
+        };
         Some(SseEvent {
             event,
             data,
             id: self.last_id.clone(),
+            oversized,
         })
     }
 }
@@ -127,6 +172,71 @@ impl SseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_past_the_limit_is_dropped_and_flagged_and_the_next_one_read() {
+        let mut parser = SseParser::with_limit(16);
+        let mut events = parser.push(b"data: ");
+        for _ in 0..1000 {
+            events.extend(parser.push(&[b'x'; 1024]));
+        }
+        events
+            .extend(parser.push(b"\n\ndata: a\ndata: b\n\ndata: 0123456789\ndata: 0123456789\n\n"));
+        let shape: Vec<(&str, bool)> = events
+            .iter()
+            .map(|e| (e.data.as_str(), e.oversized))
+            .collect();
+        assert_eq!(shape, [("", true), ("a\nb", false), ("", true)]);
+        assert!(parser.line.capacity() <= 64, "{}", parser.line.capacity());
+    }
+
+    #[test]
+    fn corpus_no_event_grows_past_the_limit() {
+        let mut corpus = mm_test_support::Corpus::new("SSE events past the limit");
+        let limit = 4096;
+        let big = "x".repeat(limit * 3);
+        let inputs: Vec<(&str, String)> = vec![
+            ("one data line", format!("data: {big}\n\n")),
+            (
+                "many data lines",
+                format!(
+                    "{}\n",
+                    "data: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n".repeat(300)
+                ),
+            ),
+            ("no event end", format!("data: {big}")),
+            ("a comment", format!(":{big}\n\ndata: ok\n\n")),
+            ("an id", format!("id: {big}\ndata: ok\n\n")),
+            ("an event name", format!("event: {big}\ndata: ok\n\n")),
+            ("an unknown field", format!("{big}: v\ndata: ok\n\n")),
+            ("cr line ends", format!("data: {big}\r\r")),
+            ("crlf line ends", format!("data: {big}\r\n\r\n")),
+        ];
+        for (what, input) in inputs {
+            for split in [1, 7, 4096] {
+                let mut parser = SseParser::with_limit(limit);
+                let mut events = Vec::new();
+                for chunk in input.as_bytes().chunks(split) {
+                    events.extend(parser.push(chunk));
+                }
+                events.extend(parser.finish());
+                let bounded = parser.line.capacity() <= 2 * limit
+                    && events.iter().all(|e| e.data.len() <= limit)
+                    && parser.last_event_id().is_none_or(|id| id.len() <= limit);
+                corpus.check((what, split), bounded, || {
+                    format!(
+                        "line {} bytes, events {:?}",
+                        parser.line.capacity(),
+                        events
+                            .iter()
+                            .map(|e| (e.data.len(), e.oversized))
+                            .collect::<Vec<_>>()
+                    )
+                });
+            }
+        }
+        corpus.finish();
+    }
 
     fn parse_split(input: &[u8], split: usize) -> Vec<SseEvent> {
         let mut parser = SseParser::new();

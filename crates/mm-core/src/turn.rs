@@ -164,18 +164,20 @@ pub async fn run_turn(
         .unwrap_or(messages.len());
     let mut calls_state = CallState::default();
     let mut ask = Ask::Any;
-    let mut seen = Seen::default();
     // What mm wrote to the model in earlier turns is no answer either (seen: an invalid call's
     // answer from the turn before, copied as the answer to a follow-up).
-    seen.mm_messages = messages[..start]
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { content, .. } if crate::pipeline::written_by_mm(content) => {
-                Some(content.clone())
-            }
-            _ => None,
-        })
-        .collect();
+    let mut seen = Seen {
+        mm_messages: messages[..start]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { content, .. } if crate::pipeline::written_by_mm(content) => {
+                    Some(content.clone())
+                }
+                _ => None,
+            })
+            .collect(),
+        ..Default::default()
+    };
     let mut result = TurnResult {
         result: String::new(),
         stop_reason: StopReason::Done,

@@ -22,10 +22,13 @@
 //! assert_eq!(server.request_count(), 0);
 //! ```
 
+mod corpus;
 mod render;
 mod reply;
 
 pub mod llama;
+
+pub use corpus::Corpus;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -45,10 +45,11 @@ pub async fn run(cli: &Cli, mut env: Env, watch: &Watch) -> Result<u8, Failure> 
         env.asker = Some(Arc::new(Dialog {
             input: input.clone(),
             live: live.clone(),
+            trust: env.trust.clone(),
         }));
     }
     let provider = env.provider(!cli.no_stream)?;
-    let opened = sessions::open(cli, &env)?;
+    let opened = sessions::open(cli, &env).await?;
     let mut chat = Chat {
         env,
         provider,
@@ -286,6 +287,8 @@ fn first_line(text: &str) -> String {
 struct Dialog {
     input: Input,
     live: Arc<Live>,
+    /// Told about a rule saved to `.mm/permissions` (the user's own grant; trust.rs).
+    trust: Option<Arc<crate::trust::Settled>>,
 }
 
 /// Lets the status line be drawn again however the dialog ends (it is dropped when the turn
@@ -327,6 +330,11 @@ impl ConsentAsker for Dialog {
                 None => self.live.say(&format!("{}\n", consent::again(request))),
             }
         };
+        if let (ConsentAnswer::Always { save: true }, Some(rule), Some(trust)) =
+            (&answer, &request.always, &self.trust)
+        {
+            trust.saved(rule);
+        }
         let said = match &answer {
             ConsentAnswer::Once => "allowed once".to_string(),
             ConsentAnswer::Always { save } => format!(

@@ -12,6 +12,7 @@ mod serve;
 mod sessions;
 mod setup;
 mod signals;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -101,6 +102,8 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
         return eval::run(&cli, args, watch).await;
     }
     let mut env = setup::resolve(&cli)?;
+    // Before anything the folder's files start (MCP servers) or grant is applied.
+    env.trust = trust::settle(&cli, &mut env).await?;
     // MCP servers are started for what offers tools to a model (or shows them), not for
     // `mm check` (it reads the file) or `mm serve` (it serves the declared tools only).
     let clients = match cli.command {
@@ -113,10 +116,15 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
             | Command::EvalRecord { .. },
         ) => Vec::new(),
     };
+    if matches!(cli.command, None | Some(Command::Tools)) {
+        // Only now are the MCP tools known.
+        env.warn_unknown_rule_tools();
+        env.warn_over_budget();
+    }
     let outcome = match cli.command {
         Some(Command::Tools) => setup::print_tools(&env),
         Some(Command::Check) => setup::print_check(&env),
-        Some(Command::Sessions { all }) => sessions::list(&env.cwd, all),
+        Some(Command::Sessions { all }) => sessions::list(&env.cwd, all).await,
         Some(Command::Serve { http }) => serve::run(env, http).await,
         // Handled above.
         Some(Command::Eval(_) | Command::EvalRecord { .. }) => Ok(exit::OK),

@@ -31,7 +31,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
     }
     let provider = env.provider(!cli.no_stream)?;
     // Print mode keeps its conversation too: `mm -c -p …` goes on with it.
-    let mut session = sessions::open(cli, &env)?.session;
+    let mut session = sessions::open(cli, &env).await?.session;
 
     let format = cli.output_format;
     let human = Arc::new(Human::new());

@@ -36,15 +36,29 @@ fn store() -> SessionStore {
 }
 
 /// The session of this run: the one `--resume ID` names, the latest of this folder with
-/// `--continue`, else a new one.
-pub fn open(cli: &Cli, env: &Env) -> Result<Opened, Failure> {
+/// `--continue`, else a new one. The files are read on the blocking pool, so that a slow file
+/// system never holds the runtime's thread (and with it the signal handling).
+pub async fn open(cli: &Cli, env: &Env) -> Result<Opened, Failure> {
+    let resume = cli.resume.clone();
+    let latest = cli.resume_latest;
+    let meta = meta(env);
+    tokio::task::spawn_blocking(move || open_blocking(resume, latest, &meta))
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?
+}
+
+fn open_blocking(
+    resume: Option<String>,
+    latest: bool,
+    meta: &SessionMeta,
+) -> Result<Opened, Failure> {
     let store = store();
-    let id = match (&cli.resume, cli.resume_latest) {
-        (Some(id), _) => Some(id.clone()),
-        (None, true) => Some(store.latest_in(&env.cwd).ok_or_else(|| {
+    let id = match (resume, latest) {
+        (Some(id), _) => Some(id),
+        (None, true) => Some(store.latest_in(&meta.cwd).ok_or_else(|| {
             Failure::usage(format!(
                 "no session to continue in {} (mm sessions --all lists every session)",
-                env.cwd.display()
+                meta.cwd.display()
             ))
         })?),
         (None, false) => None,
@@ -68,7 +82,7 @@ pub fn open(cli: &Cli, env: &Env) -> Result<Opened, Failure> {
             })
         }
         None => Ok(Opened {
-            session: create(&store, env),
+            session: create(&store, meta),
             resumed: false,
             interrupted: false,
         }),
@@ -78,16 +92,19 @@ pub fn open(cli: &Cli, env: &Env) -> Result<Opened, Failure> {
 /// A new session (for `/clear` too). When its file cannot be created, the session is kept in
 /// memory only, with a warning.
 pub fn new_session(env: &Env) -> Session {
-    create(&store(), env)
+    create(&store(), &meta(env))
 }
 
-fn create(store: &SessionStore, env: &Env) -> Session {
-    let meta = SessionMeta {
+fn meta(env: &Env) -> SessionMeta {
+    SessionMeta {
         cwd: env.cwd.clone(),
         agent: env.source.clone(),
         model: env.config.model.clone(),
-    };
-    store.create(&meta).unwrap_or_else(|e| {
+    }
+}
+
+fn create(store: &SessionStore, meta: &SessionMeta) -> Session {
+    store.create(meta).unwrap_or_else(|e| {
         warn(&format!("the session is not saved: {e}"));
         Session::unsaved()
     })
@@ -101,14 +118,15 @@ pub struct Opened {
     pub interrupted: bool,
 }
 
-/// `mm sessions`: this folder's sessions (every folder's with `--all`), oldest first.
-pub fn list(cwd: &Path, all: bool) -> Result<u8, Failure> {
+/// `mm sessions`: this folder's sessions (every folder's with `--all`), oldest first. Read on
+/// the blocking pool (see [`open`]).
+pub async fn list(cwd: &Path, all: bool) -> Result<u8, Failure> {
     let store = store();
-    let sessions: Vec<_> = store
-        .list()
-        .into_iter()
-        .filter(|s| all || s.cwd == cwd)
-        .collect();
+    let reader = store.clone();
+    let listed = tokio::task::spawn_blocking(move || reader.list())
+        .await
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    let sessions: Vec<_> = listed.into_iter().filter(|s| all || s.cwd == cwd).collect();
     if sessions.is_empty() {
         let where_ = if all {
             String::new()

@@ -38,6 +38,10 @@ pub struct Env {
     /// `--temperature` and `--seed`, sent with every request when given.
     pub temperature: Option<f64>,
     pub seed: Option<u64>,
+    /// What the folder's own files grant, and whether the agent is the folder's (trust.rs).
+    pub folder: crate::trust::Folder,
+    /// The folder's trust once settled (interactive mode and `mm tools`).
+    pub trust: Option<Arc<crate::trust::Settled>>,
 }
 
 impl Env {
@@ -111,6 +115,37 @@ impl Env {
         }
     }
 
+    /// Warns when the first request would pass the budget a small model can afford
+    /// ([`mm_core::budget::FIRST_REQUEST_BUDGET`]), naming what made it big; call once the MCP
+    /// tools are known.
+    pub fn warn_over_budget(&self) {
+        let catalogue = if self.registry.get("read_skill").is_some() {
+            self.skills.prompt_section()
+        } else {
+            String::new()
+        };
+        let cost = mm_core::budget::first_request(
+            &self.instructions(),
+            &catalogue,
+            self.skills.names().len(),
+            &self.registry,
+            &self.mcp,
+        );
+        if let Some(warning) = cost.over_budget() {
+            crate::render::warn(&warning);
+        }
+    }
+
+    /// Warns about rules of `.mm/permissions` that name no tool (see
+    /// [`Permissions::unknown_tools`]); call once the MCP tools are known.
+    pub fn warn_unknown_rule_tools(&self) {
+        let mut names: Vec<&str> = mm_core::tools::BUILTIN_NAMES.to_vec();
+        names.extend(self.registry.iter().map(|t| t.spec().name.as_str()));
+        for warning in self.permissions.unknown_tools(&names) {
+            crate::render::warn(&warning);
+        }
+    }
+
     fn rebuild_registry(&mut self) {
         let mut registry = Registry::from_config(&self.config, &self.skills);
         for warning in registry.add_mcp(&self.mcp) {
@@ -148,6 +183,7 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         Some(path) => Some(path.clone()),
         None => Some(PathBuf::from("mm.md")).filter(|p| p.is_file()),
     };
+    let found_by_default = cli.agent.is_none();
     let (mut config, source) = match path {
         Some(path) => {
             // The path as the user wrote it, so that messages read `mm.md:14: …`; the loader anchors
@@ -159,6 +195,19 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
             (config, path.display().to_string())
         }
         None => (AgentConfig::default(), "default agent".to_string()),
+    };
+    // What the folder grants, read before the flags override the file (`--yolo` and
+    // `--base-url` are the user's, not the folder's).
+    let project_allows = {
+        let (rules, _) =
+            mm_core::Permissions::default().with_project_file(&mm_core::project_file(&cwd));
+        rules.project_allows()
+    };
+    let folder_agent = (found_by_default && config.path.is_some()).then_some(&config);
+    let grants = mm_core::trust::Grants::of(folder_agent, cli.base_url.is_none(), &project_allows);
+    let folder = crate::trust::Folder {
+        grants,
+        agent_is_the_folders: found_by_default && config.path.is_some(),
     };
     if let Some(model) = &cli.model {
         config.model = model.clone();
@@ -191,6 +240,8 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
         asker: crate::consent::terminal_asker(),
         temperature: cli.temperature,
         seed: cli.seed,
+        folder,
+        trust: None,
     })
 }
 

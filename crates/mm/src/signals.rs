@@ -1,5 +1,10 @@
 //! The signals that end mm: SIGINT (Ctrl-C), SIGTERM and SIGHUP, exiting 130, 143 and 129
-//! (SPEC §8).
+//! (SPEC §8), and every other signal whose default action would end the process without a word
+//! (SIGQUIT from Ctrl-\\, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGIO,
+//! SIGPWR, SIGSTKFLT and the real-time signals), exiting 128 + its number as a shell reports it
+//! (131 for SIGQUIT). Not handled: SIGKILL and SIGSTOP (they cannot be), SIGPIPE (ignored by
+//! Rust's runtime), and the signals of a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP,
+//! SIGSYS, SIGABRT): a handler that returns from a real fault would run into it again.
 //!
 //! However mm ends, the running tool's process group is killed first. mm-core kills it in two
 //! ways, and this module relies on both — never on `std::process::exit`, which would skip the
@@ -18,67 +23,95 @@
 //! line editor reads Ctrl-C as a key (interactive/input.rs: twice at the prompt quits, as does
 //! Ctrl-D).
 
+use std::future::poll_fn;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
+use nix::libc;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
-
-use crate::exit;
 
 /// How long a cancelled turn may take to end once mm is ending. Ending normally takes
 /// milliseconds (the group is killed at once); this bounds a turn stuck where cancellation is
 /// not seen, such as a tool's output pipe held open by a process that left its group.
 const ENDING_GRACE: Duration = Duration::from_secs(3);
 
-/// A signal mm handles.
+/// A signal mm handles, by its number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    /// SIGINT: Ctrl-C.
-    Interrupt,
-    /// SIGTERM: a supervisor or `kill` asks mm to stop.
-    Terminate,
-    /// SIGHUP: the terminal went away.
-    Hangup,
-}
+pub struct Signal(i32);
 
 impl Signal {
-    /// The exit code of mm ended by this signal: 128 + its number, as a shell reports it.
+    /// SIGINT: Ctrl-C.
+    pub const INTERRUPT: Self = Self(libc::SIGINT);
+
+    /// The exit code of mm ended by this signal: 128 + its number, as a shell reports it
+    /// (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
     pub fn exit_code(self) -> u8 {
-        match self {
-            Self::Interrupt => exit::INTERRUPTED,
-            Self::Terminate => exit::TERMINATED,
-            Self::Hangup => exit::HANGUP,
-        }
+        u8::try_from(128 + self.0).unwrap_or(u8::MAX)
     }
 }
 
-/// The handlers of the three signals. Install them before anything can start a tool: from then
+/// The signals that end mm (see the module's documentation), in the order they are installed.
+fn ending() -> Vec<i32> {
+    let mut numbers = vec![
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGXCPU,
+        libc::SIGXFSZ,
+        libc::SIGIO,
+        libc::SIGPWR,
+        libc::SIGSTKFLT,
+    ];
+    numbers.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    numbers
+}
+
+/// The handlers of the ending signals. Install them before anything can start a tool: from then
 /// on these signals no longer end the process by themselves, and only this module decides.
 pub struct Signals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-    hangup: tokio::signal::unix::Signal,
+    handlers: Vec<(Signal, tokio::signal::unix::Signal)>,
 }
 
 impl Signals {
     /// Must be called inside the Tokio runtime.
     pub fn install() -> io::Result<Self> {
-        Ok(Self {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-            hangup: signal(SignalKind::hangup())?,
-        })
+        let handlers = ending()
+            .into_iter()
+            .map(|n| Ok((Signal(n), signal(SignalKind::from_raw(n))?)))
+            .collect::<io::Result<_>>()?;
+        Ok(Self { handlers })
     }
 
     async fn recv(&mut self) -> Signal {
-        tokio::select! {
-            Some(()) = self.interrupt.recv() => Signal::Interrupt,
-            Some(()) = self.terminate.recv() => Signal::Terminate,
-            Some(()) = self.hangup.recv() => Signal::Hangup,
-            // The runtime is shutting down: no signal will come any more.
-            else => std::future::pending().await,
+        let received = poll_fn(|cx| {
+            let mut open = false;
+            for (signal, handler) in &mut self.handlers {
+                match handler.poll_recv(cx) {
+                    Poll::Ready(Some(())) => return Poll::Ready(Some(*signal)),
+                    Poll::Ready(None) => {}
+                    Poll::Pending => open = true,
+                }
+            }
+            // Every stream ended: the runtime is shutting down, no signal will come any more.
+            if open {
+                Poll::Pending
+            } else {
+                Poll::Ready(None)
+            }
+        })
+        .await;
+        match received {
+            Some(signal) => signal,
+            None => std::future::pending().await,
         }
     }
 }
@@ -138,7 +171,7 @@ impl Watch {
 
     fn receive(&self, signal: Signal) -> Next {
         let mut state = self.lock();
-        let goes_on = state.interactive && signal == Signal::Interrupt;
+        let goes_on = state.interactive && signal == Signal::INTERRUPT;
         if let Turn::Running(cancel) = &state.turn {
             cancel.cancel();
             state.turn = Turn::Cancelled;
@@ -183,6 +216,18 @@ pub async fn until_abandoned(mut signals: Signals, watch: Watch) -> Signal {
 mod tests {
     use super::*;
 
+    const TERMINATE: Signal = Signal(libc::SIGTERM);
+    const HANGUP: Signal = Signal(libc::SIGHUP);
+
+    #[test]
+    fn exit_codes_are_128_plus_the_number() {
+        assert_eq!(Signal::INTERRUPT.exit_code(), crate::exit::INTERRUPTED);
+        assert_eq!(TERMINATE.exit_code(), crate::exit::TERMINATED);
+        assert_eq!(HANGUP.exit_code(), crate::exit::HANGUP);
+        assert_eq!(Signal(libc::SIGQUIT).exit_code(), 131);
+        assert_eq!(Signal(libc::SIGRTMAX()).exit_code(), 192);
+    }
+
     fn ends(next: Next) -> Option<(Signal, bool)> {
         match next {
             Next::GoOn => None,
@@ -195,17 +240,17 @@ mod tests {
     fn print_mode_any_signal_cancels_the_turn_and_a_second_ends_mm_with_the_first_code() {
         let watch = Watch::default();
         let cancel = watch.start_turn();
-        let first = ends(watch.receive(Signal::Terminate));
-        assert_eq!(first, Some((Signal::Terminate, false)));
+        let first = ends(watch.receive(TERMINATE));
+        assert_eq!(first, Some((TERMINATE, false)));
         assert!(cancel.is_cancelled());
-        let second = ends(watch.receive(Signal::Interrupt));
-        assert_eq!(second, Some((Signal::Terminate, true)));
-        assert_eq!(watch.end_turn(), Some(Signal::Terminate));
+        let second = ends(watch.receive(Signal::INTERRUPT));
+        assert_eq!(second, Some((TERMINATE, true)));
+        assert_eq!(watch.end_turn(), Some(TERMINATE));
     }
 
     #[test]
     fn with_no_turn_a_signal_ends_mm_at_once() {
-        for signal in [Signal::Interrupt, Signal::Terminate, Signal::Hangup] {
+        for signal in [Signal::INTERRUPT, TERMINATE, HANGUP] {
             let watch = Watch::default();
             assert_eq!(ends(watch.receive(signal)), Some((signal, true)));
         }
@@ -216,23 +261,23 @@ mod tests {
         let watch = Watch::default();
         watch.set_interactive();
         let cancel = watch.start_turn();
-        assert_eq!(ends(watch.receive(Signal::Interrupt)), None);
+        assert_eq!(ends(watch.receive(Signal::INTERRUPT)), None);
         assert!(cancel.is_cancelled());
         assert_eq!(watch.end_turn(), None);
-        assert_eq!(ends(watch.receive(Signal::Interrupt)), None);
+        assert_eq!(ends(watch.receive(Signal::INTERRUPT)), None);
 
         // A second Ctrl-C while the cancelled turn is still ending ends mm.
         watch.start_turn();
-        assert_eq!(ends(watch.receive(Signal::Interrupt)), None);
+        assert_eq!(ends(watch.receive(Signal::INTERRUPT)), None);
         assert_eq!(
-            ends(watch.receive(Signal::Interrupt)),
-            Some((Signal::Interrupt, true))
+            ends(watch.receive(Signal::INTERRUPT)),
+            Some((Signal::INTERRUPT, true))
         );
     }
 
     #[test]
     fn interactive_terminate_and_hangup_end_mm_after_the_turn() {
-        for signal in [Signal::Terminate, Signal::Hangup] {
+        for signal in [TERMINATE, HANGUP] {
             let watch = Watch::default();
             watch.set_interactive();
             let cancel = watch.start_turn();
@@ -243,7 +288,7 @@ mod tests {
             let watch = Watch::default();
             watch.set_interactive();
             watch.start_turn();
-            assert_eq!(ends(watch.receive(Signal::Interrupt)), None);
+            assert_eq!(ends(watch.receive(Signal::INTERRUPT)), None);
             assert_eq!(ends(watch.receive(signal)), Some((signal, true)));
         }
     }

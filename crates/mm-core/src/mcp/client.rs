@@ -31,6 +31,36 @@ const MAX_PAGES: usize = 100;
 /// Where a transport delivers what the server sends.
 pub(crate) type Inbox = mpsc::UnboundedSender<Incoming>;
 
+/// The largest message read from a server, over either transport: a larger one is refused
+/// rather than held in memory (a 200 MB `initialize` answer once took 409 MB).
+pub(crate) const MAX_MESSAGE: usize = 16 << 20;
+
+/// A message that could not be read as JSON-RPC but is, as far as can be seen without reading
+/// its content, the answer to a request (an `id`, a `result` or an `error`, no `method`): that
+/// request's error answer, saying why, so that the caller is told instead of waiting for an
+/// answer that will never be read. serde_json skips the content it ignores without its nesting
+/// limit, so a message nested too deep to read still gives its `id`.
+pub(crate) fn unreadable_answer(bytes: &[u8], why: &str) -> Option<Incoming> {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+        result: Option<serde::de::IgnoredAny>,
+        error: Option<serde::de::IgnoredAny>,
+    }
+    let envelope: Envelope = serde_json::from_slice(bytes).ok()?;
+    let answer =
+        envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some());
+    let id = envelope.id.filter(|_| answer)?;
+    Some(Incoming::Response {
+        id,
+        result: Err(ProtocolError::new(
+            picomcp::code::PARSE_ERROR,
+            format!("the server's answer cannot be read: {why}"),
+        )),
+    })
+}
+
 /// Moves encoded JSON-RPC messages to a server and delivers its messages to the inbox given
 /// when the transport was made.
 #[async_trait]

@@ -14,14 +14,16 @@ use picomcp::{ProtocolError, RequestId, code};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Inbox, Transport};
-use crate::sse::SseParser;
+use super::client::{Inbox, MAX_MESSAGE, Transport, unreadable_answer};
+use crate::sse::{SseEvent, SseParser};
 
 /// The wait before resuming a stream when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Resumptions of one stream in a row that brought nothing before giving up.
 const MAX_RESUMES: u32 = 5;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most redirects followed for one request (all within the server's origin).
+const MAX_REDIRECTS: usize = 5;
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
@@ -54,7 +56,9 @@ impl HttpTransport {
                 .map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
             map.insert(name, value);
         }
-        let mut builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT);
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(same_origin_only(url));
         if !url
             .trim_start()
             .to_ascii_lowercase()
@@ -130,16 +134,21 @@ impl Transport for HttpTransport {
             tokio::spawn(inner.clone().read_stream(response, Some(id.clone())));
             return Ok(());
         }
-        let body = response
-            .bytes()
+        let body = crate::body::read(response, MAX_MESSAGE)
             .await
             .map_err(|e| format!("the answer broke off: {}", root_cause(&e)))?;
-        match Incoming::parse(&body) {
+        if body.cut {
+            return Err(format!(
+                "the answer is larger than {}, more than mm reads",
+                crate::regular::size(MAX_MESSAGE as u64)
+            ));
+        }
+        match Incoming::parse(&body.bytes) {
             Ok(message) => {
                 let _ = inner.inbox.send(message);
                 Ok(())
             }
-            Err(bad) => Err(format!("the answer is not JSON-RPC: {}", bad.error.message)),
+            Err(bad) => Err(format!("the answer cannot be read: {}", bad.error.message)),
         }
     }
 
@@ -224,7 +233,7 @@ impl Inner {
         response: reqwest::Response,
         answer_to: Option<RequestId>,
     ) {
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::with_limit(MAX_MESSAGE);
         let mut response = Some(response);
         let mut fruitless = 0;
         while let Some(current) = response.take() {
@@ -238,14 +247,14 @@ impl Inner {
                 let Some(Ok(bytes)) = chunk else { break };
                 for event in parser.push(&bytes) {
                     delivered = true;
-                    if self.deliver(&event.data, answer_to.as_ref()) {
+                    if self.deliver(&event, answer_to.as_ref()) {
                         return;
                     }
                 }
             }
             if let Some(event) = parser.finish() {
                 delivered = true;
-                if self.deliver(&event.data, answer_to.as_ref()) {
+                if self.deliver(&event, answer_to.as_ref()) {
                     return;
                 }
             }
@@ -273,18 +282,61 @@ impl Inner {
     }
 
     /// Hands one event's data to the client; true when it was the answer to `answer_to`.
-    /// Empty data (a priming event) and data that is not JSON-RPC are skipped.
-    fn deliver(&self, data: &str, answer_to: Option<&RequestId>) -> bool {
+    /// Empty data (a priming event) and data that is not JSON-RPC are skipped, except an answer
+    /// that cannot be read, which answers its request with why. An event over
+    /// [`MAX_MESSAGE`] on a request's own stream answers that request so.
+    fn deliver(&self, event: &SseEvent, answer_to: Option<&RequestId>) -> bool {
+        if event.oversized {
+            let Some(id) = answer_to else { return false };
+            let error = ProtocolError::new(
+                code::SERVER_ERROR,
+                format!(
+                    "the server's answer is larger than {}, more than mm reads",
+                    crate::regular::size(MAX_MESSAGE as u64)
+                ),
+            );
+            let _ = self.inbox.send(Incoming::Response {
+                id: id.clone(),
+                result: Err(error),
+            });
+            return true;
+        }
+        let data = event.data.as_str();
         if data.trim().is_empty() {
             return false;
         }
-        let Ok(message) = Incoming::parse(data.as_bytes()) else {
-            return false;
+        let message = match Incoming::parse(data.as_bytes()) {
+            Ok(message) => message,
+            Err(bad) => match unreadable_answer(data.as_bytes(), &bad.error.message) {
+                Some(answer) => answer,
+                None => return false,
+            },
         };
         let done = matches!((&message, answer_to), (Incoming::Response { id, .. }, Some(want)) if id == want);
         let _ = self.inbox.send(message);
         done
     }
+}
+
+/// Redirects mm follows for an MCP server: at most [`MAX_REDIRECTS`], and only within the
+/// server's origin (scheme, host and port). The configured `headers` go with every request, and
+/// reqwest strips only the standard credentials (`Authorization`, `Cookie`, …) on a redirect to
+/// another host: an `X-Api-Key` would follow a 307 to another port. A redirect elsewhere is an
+/// error naming where it pointed.
+fn same_origin_only(url: &str) -> reqwest::redirect::Policy {
+    let origin = reqwest::Url::parse(url.trim()).ok().map(|u| u.origin());
+    reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        if origin.as_ref() == Some(&attempt.url().origin()) {
+            return attempt.follow();
+        }
+        let to = attempt.url().to_string();
+        attempt.error(format!(
+            "the server redirected to {to}, another origin; mm sends the server's headers to its own origin only"
+        ))
+    })
 }
 
 fn is_event_stream(response: &reqwest::Response) -> bool {

@@ -173,9 +173,10 @@ impl McpServer {
 /// Where a stdio server's stderr goes: `$XDG_STATE_HOME/mm/mcp/<name>.log` (by default under
 /// `~/.local/state`). `None` without a home: stderr is dropped.
 pub fn log_path(server: &str) -> Option<PathBuf> {
+    // XDG: a relative `XDG_STATE_HOME` is ignored.
     let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
         .or_else(|| {
             std::env::var_os("HOME")
                 .filter(|v| !v.is_empty())

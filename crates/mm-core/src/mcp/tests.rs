@@ -123,10 +123,17 @@ async fn start(fake: Fake) -> String {
     let addr = listener
         .local_addr()
         .unwrap_or_else(|e| panic!("addr: {e}"));
-    let app = Router::new().route(
-        "/mcp",
-        any(move |method, headers, body| handle(fake.clone(), method, headers, body)),
-    );
+    let app = Router::new()
+        .route(
+            "/mcp",
+            any(move |method, headers, body| handle(fake.clone(), method, headers, body)),
+        )
+        .route(
+            "/moved",
+            any(|| async {
+                (StatusCode::TEMPORARY_REDIRECT, [("location", "/mcp")], "").into_response()
+            }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}/mcp")
 }
@@ -259,4 +266,330 @@ async fn a_server_that_does_not_answer_is_a_timeout_and_one_that_is_down_an_erro
         Err(CallError::Transport(text)) => assert!(text.starts_with("cannot reach"), "{text}"),
         other => panic!("{:?}", other.err()),
     }
+}
+
+/// A server that answers every request with a 307 to `to`, and records the headers it got.
+async fn redirector(to: String) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/old",
+        any(move || {
+            let to = to.clone();
+            async move {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [("location", to.as_str())],
+                    "",
+                )
+                    .into_response()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/old")
+}
+
+/// The `X-Api-Key` values a server received.
+async fn key_recorder() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
+    let keys = Arc::new(Mutex::new(Vec::new()));
+    let seen = keys.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/mcp",
+        any(move |headers: HeaderMap| {
+            let seen = seen.clone();
+            async move {
+                seen.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(header(&headers, "x-api-key"));
+                StatusCode::NOT_FOUND.into_response()
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), keys)
+}
+
+#[tokio::test]
+async fn headers_never_follow_a_redirect_to_another_origin() {
+    let (elsewhere, keys) = key_recorder().await;
+    let url = redirector(elsewhere.clone()).await;
+    let headers = [("X-Api-Key".to_string(), "secret".to_string())];
+    let outcome = connect_http(&url, &headers, ClientOptions::default(), TIMEOUT).await;
+    match outcome {
+        Err(CallError::Transport(text)) => assert!(
+            text.contains(&format!(
+                "the server redirected to {elsewhere}, another origin"
+            )),
+            "{text}"
+        ),
+        other => panic!("{:?}", other.err()),
+    }
+    let keys = keys.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    assert!(keys.is_empty(), "the other origin got {keys:?}");
+
+    // Within the origin a redirect is followed, headers and all.
+    let fake = Fake::default();
+    let target = start(fake.clone()).await;
+    let moved = target.replace("/mcp", "/moved");
+    let client = connect_http(&moved, &headers, ClientOptions::default(), TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("a same-origin redirect: {e}"));
+    assert_eq!(client.server().name, "fake");
+    client.close().await;
+}
+
+/// Starts a stdio server from a shell script, within `timeout`; how it ended and how long it
+/// took.
+async fn stdio_server(script: &str, timeout: Duration) -> (Result<(), String>, Duration) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("server.sh");
+    std::fs::write(&path, script).unwrap_or_else(|e| panic!("{e}"));
+    let started = std::time::Instant::now();
+    let outcome = super::connect_stdio(
+        std::path::Path::new("/bin/sh"),
+        &[path.to_string_lossy().into_owned()],
+        &[],
+        dir.path(),
+        None,
+        ClientOptions::default(),
+        timeout,
+    )
+    .await;
+    let outcome = match outcome {
+        Ok(client) => {
+            client.close().await;
+            Ok(())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    (outcome, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_stdio_answer_too_large_is_said_so_not_waited_for() {
+    let script = r#"read line
+printf '{"jsonrpc":"2.0","id":0,"result":{"x":"'
+head -c 17825792 /dev/zero | tr '\0' x
+printf '"}}\n'
+sleep 30
+"#;
+    let (outcome, took) = stdio_server(script, Duration::from_secs(20)).await;
+    let error = outcome.expect_err("refused");
+    assert!(
+        error.contains("the server sent a message larger than 16 MiB, more than mm reads"),
+        "{error}"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[tokio::test]
+async fn an_answer_nested_too_deep_is_said_so_not_waited_for() {
+    let script = r#"read line
+deep=$(printf '[%.0s' $(seq 1 300)); end=$(printf ']%.0s' $(seq 1 300))
+printf '{"jsonrpc":"2.0","id":0,"result":{"x":%s%s}}\n' "$deep" "$end"
+sleep 30
+"#;
+    let (outcome, took) = stdio_server(script, Duration::from_secs(20)).await;
+    let error = outcome.expect_err("refused");
+    assert!(
+        error.contains("the server's answer cannot be read") && error.contains("recursion limit"),
+        "{error}"
+    );
+    assert!(took < Duration::from_secs(15), "{took:?}");
+}
+
+#[tokio::test]
+async fn an_http_answer_too_large_is_refused() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("addr: {e}"));
+    let app = Router::new().route(
+        "/mcp",
+        any(|| async {
+            let big = json!({"jsonrpc": "2.0", "id": 0, "result": {"x": "y".repeat(17 << 20)}});
+            ([("content-type", "application/json")], big.to_string()).into_response()
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{addr}/mcp");
+    // Building 17 MiB of JSON on a loaded machine, in a debug build, takes a while.
+    let error = connect_http(&url, &[], ClientOptions::default(), Duration::from_secs(60))
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains("the answer is larger than 16 MiB, more than mm reads"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn corpus_answers_too_large_or_too_deep_are_said_so_at_once() {
+    let mut corpus =
+        mm_test_support::Corpus::new("MCP answers too large or too deep (stdio and HTTP)");
+    let big = |bytes: usize| {
+        format!(
+            "read line\nprintf '{{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{{\"x\":\"'\nhead -c {bytes} /dev/zero | tr '\\0' x\nprintf '\"}}}}\\n'\nsleep 30\n"
+        )
+    };
+    let deep = |open: &str, close: &str, depth: usize, member: &str| {
+        format!(
+            "read line\ndeep=$(printf '{open}%.0s' $(seq 1 {depth})); end=$(printf '{close}%.0s' $(seq 1 {depth}))\nprintf '{{\"jsonrpc\":\"2.0\",\"id\":0,\"{member}\":{{\"x\":%s1%s}}}}\\n' \"$deep\" \"$end\"\nsleep 30\n"
+        )
+    };
+    let mut scripts = vec![
+        ("16 MiB + 1 in one line".to_string(), big(16 << 20)),
+        ("17 MiB".into(), big(17 << 20)),
+        ("24 MiB".into(), big(24 << 20)),
+        (
+            "17 MiB and no newline, then exit".into(),
+            "read line\nhead -c 17825792 /dev/zero | tr '\\0' x\n".into(),
+        ),
+    ];
+    for depth in [129, 200, 1000, 20_000] {
+        scripts.push((
+            format!("arrays {depth} deep"),
+            deep("[", "]", depth, "result"),
+        ));
+    }
+    scripts.push((
+        "objects 300 deep".into(),
+        deep("{\"a\":", "}", 300, "result"),
+    ));
+    scripts.push(("an error 300 deep".into(), deep("[", "]", 300, "error")));
+    for (what, script) in scripts {
+        let (outcome, took) = stdio_server(&script, Duration::from_secs(20)).await;
+        let error = outcome.err().unwrap_or_default();
+        let said = error.contains("more than mm reads")
+            || error.contains("cannot be read")
+            || error.contains("the connection is closed");
+        corpus.check(
+            ("stdio", &what),
+            said && took < Duration::from_secs(15),
+            || format!("after {took:?}: {error}"),
+        );
+    }
+    // HTTP: a JSON body, an SSE event, too large; a JSON body and an SSE event too deep.
+    let deep_json = |depth: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":0,"result":{{"x":{}1{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let answers: Vec<(&str, &'static str, String)> = vec![
+        ("json 17 MiB", "application/json", json!({"jsonrpc": "2.0", "id": 0, "result": {"x": "y".repeat(17 << 20)}}).to_string()),
+        ("sse 17 MiB", "text/event-stream", format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": 0, "result": {"x": "y".repeat(17 << 20)}}))),
+        ("sse 17 MiB over many data lines", "text/event-stream", format!("{}\n", "data: yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n".repeat(180_000))),
+        ("json 300 deep", "application/json", deep_json(300)),
+        ("sse 300 deep", "text/event-stream", format!("data: {}\n\n", deep_json(300))),
+        ("sse 5000 deep", "text/event-stream", format!("data: {}\n\n", deep_json(5000))),
+    ];
+    for (what, kind, body) in answers {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let app = Router::new().route(
+            "/mcp",
+            any(move || {
+                let body = body.clone();
+                async move { ([("content-type", kind)], body).into_response() }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let started = std::time::Instant::now();
+        let outcome = connect_http(
+            &format!("http://{addr}/mcp"),
+            &[],
+            ClientOptions::default(),
+            Duration::from_secs(20),
+        )
+        .await;
+        let error = outcome.err().map(|e| e.to_string()).unwrap_or_default();
+        let said = error.contains("more than mm reads") || error.contains("cannot be read");
+        let took = started.elapsed();
+        corpus.check(
+            ("http", what),
+            said && took < Duration::from_secs(15),
+            || format!("after {took:?}: {error}"),
+        );
+    }
+    corpus.finish();
+}
+
+#[tokio::test]
+async fn corpus_headers_never_leave_the_servers_origin() {
+    let mut corpus = mm_test_support::Corpus::new("MCP redirects (headers kept to the origin)");
+    let (elsewhere, keys) = key_recorder().await;
+    let port = elsewhere
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let targets = [
+        elsewhere.clone(),
+        format!("http://localhost:{port}/mcp"),
+        format!("https://127.0.0.1:{port}/mcp"),
+        format!("http://127.0.0.2:{port}/mcp"),
+        format!("//127.0.0.1:{port}/mcp"),
+        format!("http://user:pw@127.0.0.1:{port}/mcp"),
+    ];
+    for status in [301u16, 302, 303, 307, 308] {
+        for to in &targets {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .unwrap_or_else(|e| panic!("bind: {e}"));
+            let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+            let to = to.clone();
+            let location = to.clone();
+            let app = Router::new().route(
+                "/old",
+                any(move || {
+                    let location = location.clone();
+                    async move {
+                        (
+                            StatusCode::from_u16(status).unwrap_or(StatusCode::FOUND),
+                            [("location", location)],
+                            "",
+                        )
+                            .into_response()
+                    }
+                }),
+            );
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let headers = [("X-Api-Key".to_string(), "secret".to_string())];
+            let before = keys.lock().unwrap_or_else(|e| e.into_inner()).len();
+            let outcome = connect_http(
+                &format!("http://{addr}/old"),
+                &headers,
+                ClientOptions::default(),
+                TIMEOUT,
+            )
+            .await;
+            let after = keys.lock().unwrap_or_else(|e| e.into_inner()).len();
+            corpus.check((status, &to), outcome.is_err() && after == before, || {
+                format!(
+                    "{:?}, {} request(s) reached the other origin",
+                    outcome.err(),
+                    after - before
+                )
+            });
+        }
+    }
+    corpus.finish();
 }

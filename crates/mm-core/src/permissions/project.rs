@@ -30,39 +30,81 @@ pub(super) struct ProjectRules {
     pub(super) path: PathBuf,
     pub(super) allow: Vec<String>,
     pub(super) deny: Vec<String>,
+    /// The file exists but could not be read: every call is refused.
+    pub(super) deny_all: bool,
+}
+
+/// The largest permissions file read (a person writes a few lines).
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The tool a rule names: what comes before its `:`, or all of it.
+pub(super) fn tool_of(rule: &str) -> &str {
+    rule.split_once(':').map_or(rule, |(tool, _)| tool).trim()
 }
 
 impl ProjectRules {
     /// Reads `path` (a missing file is no rules); a warning for each line that cannot be read.
+    /// Fails closed: a deny line that cannot be read denies every call of its tool, and a file
+    /// that exists but cannot be read at all denies every call.
     pub(super) fn load(path: &Path) -> (Self, Vec<String>) {
         let mut rules = Self {
             path: path.to_path_buf(),
             ..Self::default()
         };
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let bytes = match crate::regular::read(path, MAX_BYTES) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (rules, Vec::new()),
             Err(e) => {
-                // Unreadable: no allow rules, and no way to honour its deny rules. Say so.
+                // Its deny rules cannot be honoured: nothing runs until it is fixed.
+                rules.deny_all = true;
                 let warning = format!(
-                    "{}: cannot be read ({e}); its rules are ignored",
+                    "{}: cannot be read ({e}); every call is refused until it is fixed or removed",
+                    path.display()
+                );
+                return (rules, vec![warning]);
+            }
+        };
+        let bytes = match decode(&bytes) {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                rules.deny_all = true;
+                let warning = format!(
+                    "{}: cannot be read ({why}); every call is refused until it is fixed or removed",
                     path.display()
                 );
                 return (rules, vec![warning]);
             }
         };
         let mut warnings = Vec::new();
-        for (n, line) in text.lines().enumerate() {
+        for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            let at = format!("{}:{}", path.display(), n + 1);
+            let (line, utf8) = match std::str::from_utf8(raw) {
+                Ok(line) => (line.to_string(), true),
+                Err(_) => (String::from_utf8_lossy(raw).into_owned(), false),
+            };
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let at = format!("{}:{}", path.display(), n + 1);
             let (verb, rule) = match line.split_once(char::is_whitespace) {
                 Some((verb, rule)) => (verb, rule.trim()),
                 None => (line, ""),
             };
-            match (verb, check(rule)) {
+            // `deny`, `Deny`, `DENY:` alike: a deny misread as something else would fail open.
+            let verb = verb.trim_end_matches(':').to_ascii_lowercase();
+            if !utf8 {
+                if strsim::damerau_levenshtein(&verb, "deny") <= 1 {
+                    let tool = tool_of(rule);
+                    warnings.push(format!(
+                        "{at}: the line is not UTF-8; it denies every {tool} call until it is fixed"
+                    ));
+                    rules.deny.push(tool.to_string());
+                } else {
+                    warnings.push(format!("{at}: the line is not UTF-8; it is ignored"));
+                }
+                continue;
+            }
+            match (verb.as_str(), check(rule)) {
                 ("allow" | "deny", Err(why)) if rule.is_empty() => {
                     warnings.push(format!("{at}: `{verb}` needs a rule: {why}"));
                 }
@@ -73,11 +115,19 @@ impl ProjectRules {
                 ("deny", Ok(())) => rules.deny.push(rule.to_string()),
                 ("deny", Err(why)) => {
                     // Kept: an unreadable `bash:` deny rule denies every bash call.
-                    let tool = rule.split_once(':').map_or(rule, |(tool, _)| tool);
+                    let tool = tool_of(rule);
                     warnings.push(format!(
                         "{at}: `{line}` cannot be read ({why}); it denies every {tool} call until it is fixed"
                     ));
                     rules.deny.push(rule.to_string());
+                }
+                // A misspelt deny (`denny`, `dney`) is still a deny: ignoring it would fail open.
+                (verb, _) if !rule.is_empty() && strsim::damerau_levenshtein(verb, "deny") <= 1 => {
+                    let tool = tool_of(rule);
+                    warnings.push(format!(
+                        "{at}: `{line}`: read as `deny`; it denies every {tool} call until it is fixed"
+                    ));
+                    rules.deny.push(tool.to_string());
                 }
                 _ => warnings.push(format!(
                     "{at}: `{line}`: a line is `allow RULE` or `deny RULE` (or a `#` comment)"
@@ -109,6 +159,44 @@ impl ProjectRules {
             .and_then(|()| file.sync_data())
             .map_err(|e| format!("cannot write {shown}: {e}"))
     }
+}
+
+/// The file's text as UTF-8 lines ending in `\n`: a byte-order mark (UTF-8, or UTF-16, whose
+/// text is decoded) is skipped, and `\r\n` or a lone `\r` ends a line. A NUL byte anywhere (UTF-16
+/// without its mark, a binary file) makes the file unreadable: its rules cannot be known.
+fn decode(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let utf16 = |bytes: &[u8], unit: fn([u8; 2]) -> u16| {
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|pair| unit([pair[0], pair.get(1).copied().unwrap_or(0)]))
+            .collect();
+        String::from_utf16_lossy(&units).into_bytes()
+    };
+    let text = if let Some(rest) = bytes.strip_prefix(b"\xff\xfe") {
+        utf16(rest, u16::from_le_bytes)
+    } else if let Some(rest) = bytes.strip_prefix(b"\xfe\xff") {
+        utf16(rest, u16::from_be_bytes)
+    } else {
+        bytes
+            .strip_prefix("\u{feff}".as_bytes())
+            .unwrap_or(bytes)
+            .to_vec()
+    };
+    if text.contains(&0) {
+        return Err("it holds NUL bytes: UTF-16 without a byte-order mark, or not text".into());
+    }
+    let mut lines = Vec::with_capacity(text.len());
+    let mut bytes = text.iter().peekable();
+    while let Some(&b) = bytes.next() {
+        if b == b'\r' {
+            if bytes.peek() != Some(&&b'\n') {
+                lines.push(b'\n');
+            }
+        } else {
+            lines.push(b);
+        }
+    }
+    Ok(lines)
 }
 
 /// Whether `rule` is one the rule language can read.

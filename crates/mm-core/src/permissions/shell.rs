@@ -219,6 +219,9 @@ impl BashRule {
         if self.prefix.is_empty() {
             return true;
         }
+        if self.denies_commands(line, 0) {
+            return true;
+        }
         if let Ok(words) = split(line)
             && words.len() >= self.prefix.len()
             && self
@@ -237,6 +240,201 @@ impl BashRule {
             before.is_none_or(is_boundary) && after.is_none_or(is_boundary)
         })
     }
+
+    /// The structured half of [`denies`](Self::denies): the line read leniently as the
+    /// commands it may run ([`loose_commands`]); a command denies when one of its words is the
+    /// rule's program — by name whatever its path (`/usr/bin/rm`), or as a pattern bash would
+    /// expand to it (`/bin/r[m]`, `r?`) — and the rule's other words follow it in order, other
+    /// words allowed between (`git -C . push`, `git --no-pager push`, `git -c k=v push`). A
+    /// word that holds a command line itself (`bash -c '/bin/rm x'`, `"$(rm x)"`) is read
+    /// the same way, a few levels deep.
+    fn denies_commands(&self, line: &str, depth: usize) -> bool {
+        let Some((program, rest)) = self.prefix.split_first() else {
+            return true;
+        };
+        for command in loose_commands(line) {
+            for (at, word) in command.iter().enumerate() {
+                if word.is_program(program) && in_order(rest, &command[at + 1..]) {
+                    return true;
+                }
+            }
+            let nested = |w: &&Loose| {
+                w.value.contains(|c: char| {
+                    c.is_whitespace()
+                        || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$')
+                })
+            };
+            if depth < MAX_NESTING
+                && command
+                    .iter()
+                    .filter(nested)
+                    .any(|w| self.denies_commands(&w.value, depth + 1))
+            {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// How deep a deny rule looks into words that hold command lines (`bash -c "sh -c '…'"`).
+const MAX_NESTING: usize = 4;
+
+/// Whether `wanted` appear among `words` in this order, other words allowed between.
+fn in_order(wanted: &[String], words: &[Loose]) -> bool {
+    let mut words = words.iter();
+    wanted
+        .iter()
+        .all(|want| words.any(|word| word.is_word(want)))
+}
+
+/// A word as the deny check reads it: its value after quote removal, and the same word as a
+/// glob (unquoted `* ? [ ] { }` kept as patterns, quoted ones escaped), for the words bash
+/// would expand.
+#[derive(Debug, Default)]
+struct Loose {
+    value: String,
+    glob: String,
+    patterns: bool,
+}
+
+impl Loose {
+    fn push_quoted(&mut self, c: char) {
+        self.value.push(c);
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            self.glob.push('\\');
+        }
+        self.glob.push(c);
+    }
+
+    fn push_unquoted(&mut self, c: char) {
+        self.value.push(c);
+        self.glob.push(c);
+        self.patterns |= matches!(c, '*' | '?' | '[' | '{');
+    }
+
+    /// This word, or what bash would expand it to, is `want`.
+    fn is_word(&self, want: &str) -> bool {
+        self.value == want || (self.patterns && glob_matches(&self.glob, want))
+    }
+
+    /// This word runs the program `want`: the word itself, or its last path component when
+    /// `want` names a program without a path.
+    fn is_program(&self, want: &str) -> bool {
+        if self.is_word(want) {
+            return true;
+        }
+        if want.contains('/') {
+            return false;
+        }
+        let base = |s: &str| s.rsplit('/').next().unwrap_or_default().to_string();
+        base(&self.value) == want || (self.patterns && glob_matches(&base(&self.glob), want))
+    }
+}
+
+/// Whether a bash pattern (`r[m]`, `r?`, `{rm,mv}`) matches `text`; a pattern that is not one
+/// matches nothing.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(text))
+}
+
+/// A line read leniently, as the commands it may run, each as its words (quotes removed). It
+/// never refuses: an operator (`; & | ( ) < >`, a newline, a backtick, `$(`) ends a command and
+/// starts the next, and an unterminated quote runs to the end. Wider than bash on purpose (a
+/// redirection's file name reads as a command of its own): it serves deny rules only, where a
+/// false refusal costs a retry and a miss runs what the user refused.
+fn loose_commands(line: &str) -> Vec<Vec<Loose>> {
+    let mut commands = Vec::new();
+    let mut words: Vec<Loose> = Vec::new();
+    let mut current: Option<Loose> = None;
+    let mut chars = line.chars().peekable();
+    let end_command =
+        |words: &mut Vec<Loose>, current: &mut Option<Loose>, commands: &mut Vec<Vec<Loose>>| {
+            words.extend(current.take());
+            if !words.is_empty() {
+                commands.push(std::mem::take(words));
+            }
+        };
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => words.extend(current.take()),
+            '\n' | '\r' | ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' => {
+                end_command(&mut words, &mut current, &mut commands);
+            }
+            '$' if chars.peek() == Some(&'(') => {
+                chars.next();
+                end_command(&mut words, &mut current, &mut commands);
+            }
+            '\\' => {
+                let word = current.get_or_insert_default();
+                if let Some(escaped) = chars.next() {
+                    word.push_quoted(escaped);
+                }
+            }
+            '\'' => {
+                let word = current.get_or_insert_default();
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push_quoted(c);
+                }
+            }
+            '"' => {
+                let word = current.get_or_insert_default();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(e @ ('$' | '`' | '"' | '\\')) => word.push_quoted(e),
+                            Some(e) => {
+                                word.push_quoted('\\');
+                                word.push_quoted(e);
+                            }
+                            None => word.push_quoted('\\'),
+                        },
+                        c => word.push_quoted(c),
+                    }
+                }
+            }
+            c => current.get_or_insert_default().push_unquoted(c),
+        }
+    }
+    end_command(&mut words, &mut current, &mut commands);
+    commands
+}
+
+/// The programs a command line may run, in order, as the deny check reads it (see
+/// [`loose_commands`]): the first word of each command, nested command lines included. What
+/// a consent dialog says next to the choices, where no part of the line can push it away.
+pub(super) fn programs(line: &str) -> Vec<String> {
+    fn walk(line: &str, depth: usize, out: &mut Vec<String>) {
+        for command in loose_commands(line) {
+            // Leading assignments (`A=1 cmd`) are not the program.
+            let first = command
+                .iter()
+                .find(|w| !w.value.contains('=') || w.value.starts_with('='));
+            if let Some(word) = first {
+                out.push(word.value.clone());
+            }
+            if depth < MAX_NESTING {
+                for word in &command {
+                    if word.value.contains(|c: char| {
+                        c.is_whitespace() || matches!(c, ';' | '&' | '|' | '`' | '$')
+                    }) {
+                        walk(&word.value, depth + 1, out);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(line, 0, &mut out);
+    out
 }
 
 /// The line with every run of blanks (spaces, tabs, newlines) as one space.
@@ -252,7 +450,20 @@ fn is_boundary(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
-            ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$' | '"' | '\'' | '{' | '}'
+            ';' | '&'
+                | '|'
+                | '('
+                | ')'
+                | '<'
+                | '>'
+                | '`'
+                | '$'
+                | '"'
+                | '\''
+                | '{'
+                | '}'
+                | '/'
+                | '='
         )
 }
 

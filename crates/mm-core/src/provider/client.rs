@@ -24,8 +24,11 @@ use crate::tools::ToolSpec;
 
 /// Longest wait for a TCP connection (or `config.timeout` when shorter).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Largest non-SSE body read as a whole reply to a streaming request.
+/// Largest whole reply (a non-streamed one, or a non-SSE body to a streaming request), and
+/// largest event of a stream.
 const MAX_WHOLE_REPLY: usize = 16 << 20;
+/// Largest reply stream: the deltas of a reply are assembled in memory.
+const MAX_STREAM: usize = 64 << 20;
 /// Longest delay between two attempts, whatever `Retry-After` or the backoff say.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 
@@ -277,10 +280,13 @@ impl Provider {
             let text = tokio::time::timeout(timeout, async {
                 let response = builder.send().await.map_err(|e| self.send_failure(&e))?;
                 let response = self.check_status(response, info).await?;
-                response
-                    .text()
+                let body = crate::body::read(response, MAX_WHOLE_REPLY)
                     .await
-                    .map_err(|e| Failure::retry(broken(&e)))
+                    .map_err(|e| Failure::retry(broken(&e)))?;
+                if body.cut {
+                    return Err(Failure::Fatal(too_large("the reply")));
+                }
+                Ok(String::from_utf8_lossy(&body.bytes).into_owned())
             })
             .await
             .map_err(|_| Failure::Fatal(ProviderError::Timeout(timeout)))??;
@@ -355,7 +361,9 @@ impl Provider {
     ) -> Result<(), Failure> {
         let timeout = self.config.timeout;
         let mut bytes = response.bytes_stream();
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::with_limit(MAX_WHOLE_REPLY);
+        // A server decides how long it streams: past this, the reply is refused.
+        let mut received = 0usize;
         // The body as received while no event came: a server that ignored `stream: true` sent
         // one JSON reply instead.
         let mut unparsed: Option<Vec<u8>> = Some(Vec::new());
@@ -366,6 +374,10 @@ impl Provider {
             let ended = next.is_none();
             let events = match next {
                 Some(Ok(chunk)) => {
+                    received += chunk.len();
+                    if received > MAX_STREAM {
+                        return Err(Failure::Fatal(too_large("the reply stream")));
+                    }
                     if let Some(raw) = &mut unparsed {
                         raw.extend_from_slice(&chunk);
                     }
@@ -437,6 +449,9 @@ impl Provider {
         assembler: &mut Assembler,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<bool, Failure> {
+        if event.oversized {
+            return Err(Failure::Fatal(too_large("an event of the reply stream")));
+        }
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(true);
@@ -492,10 +507,12 @@ impl Provider {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| Duration::from_secs_f64(s.min(MAX_RETRY_DELAY.as_secs_f64())));
-        let body = tokio::time::timeout(self.config.timeout, response.text())
+        // An error body is read for its message: its first 64 KiB say it.
+        let body = tokio::time::timeout(self.config.timeout, crate::body::read(response, 64 << 10))
             .await
             .ok()
             .and_then(Result::ok)
+            .map(|body| String::from_utf8_lossy(&body.bytes).into_owned())
             .unwrap_or_default();
         let parsed: Option<Value> = serde_json::from_str(&body).ok();
         if let Some(detail) = overflow_detail(parsed.as_ref(), &body, info.n_ctx) {
@@ -569,6 +586,16 @@ async fn cancellable<T>(
         () = cancel.cancelled() => Err(ProviderError::Cancelled),
         value = future => Ok(value),
     }
+}
+
+/// A reply past one of the limits above: refused, not retried (it would come back as large).
+fn too_large(what: &str) -> ProviderError {
+    ProviderError::BadReply(format!(
+        "{what} is larger than mm reads ({} for a whole reply or one event, {} for a stream); \
+         lower limits.max_tokens or check the server",
+        crate::regular::size(MAX_WHOLE_REPLY as u64),
+        crate::regular::size(MAX_STREAM as u64)
+    ))
 }
 
 fn broken(error: &reqwest::Error) -> ProviderError {

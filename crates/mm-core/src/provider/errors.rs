@@ -73,7 +73,16 @@ pub(crate) fn overflow_detail(
             .and_then(|e| e.get(key))
             .and_then(Value::as_u64)
     };
-    let (from_text_prompt, from_text_ctx) = numbers_in_message(body);
+    // The message as the server meant it: in the raw body a `≈` is `\u2248`, whose digits
+    // would run into the count's ("22484476 tokens" for 4476).
+    let message = parsed
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("message"))
+                .and_then(Value::as_str)
+        })
+        .unwrap_or(body);
+    let (from_text_prompt, from_text_ctx) = numbers_in_message(message);
     let prompt = number("n_prompt_tokens").or(from_text_prompt);
     let n_ctx = number("n_ctx").or(from_text_ctx).or(known_n_ctx);
     let how = "raise the server's context size (llama-server: -c N; Ollama: num_ctx or \
@@ -96,9 +105,18 @@ fn numbers_in_message(body: &str) -> (Option<u64>, Option<u64>) {
     // The digits right before " tokens". Every index here comes from `find` or from trimming
     // whole characters, so each slice is on a character boundary whatever the body holds (a byte
     // offset + 1 after a multi-byte character once panicked here).
+    // Digits glued to a letter or a backslash are part of something else (`\u2248`, `x86`).
     let tokens = |text: &str| -> Option<u64> {
         let head = &text[..text.find(" tokens")?];
-        let digits = &head[head.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+        let before = head.trim_end_matches(|c: char| c.is_ascii_digit());
+        let digits = &head[before.len()..];
+        if before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '\\')
+        {
+            return None;
+        }
         digits.parse().ok()
     };
     let before = &body[..at];
@@ -137,6 +155,69 @@ mod tests {
                 .starts_with("the prompt has 5000 tokens and the server's context is 2048 tokens"),
             "{detail}"
         );
+    }
+
+    #[test]
+    fn an_escaped_character_before_the_count_is_not_read_as_digits() {
+        // `≈` written as JSON's `\u2248`, as a server may escape it.
+        let body = r#"{"error":{"message":"request (\u22484476 tokens) exceeds the available context size (4096 tokens)"}}"#;
+        let parsed: Value = serde_json::from_str(body).unwrap_or_default();
+        let detail = overflow_detail(Some(&parsed), body, None).unwrap_or_default();
+        assert!(
+            detail
+                .starts_with("the prompt has 4476 tokens and the server's context is 4096 tokens"),
+            "{detail}"
+        );
+        // Unparsed, the raw text does not give a wrong number either.
+        let detail = overflow_detail(None, body, None).unwrap_or_default();
+        assert!(!detail.contains("has 22484476 tokens"), "{detail}");
+    }
+
+    #[test]
+    fn corpus_no_escape_or_glued_text_is_read_as_a_count() {
+        let mut corpus = mm_test_support::Corpus::new("context-size errors (counts never misread)");
+        // `(text before each count, whether the JSON-decoded message gives the true counts)`.
+        let prefixes = [
+            ("\\u2248", true),
+            ("\\u00a0", true),
+            ("\\ud83d\\ude00", true),
+            ("\\u00e9", true),
+            ("\\u007e", true),
+            ("\\n", true),
+            ("\\t", true),
+            ("\\/", true),
+            ("\\\\", false),
+            ("≈", true),
+            ("~", true),
+            ("about ", true),
+            ("x86 ", true),
+            ("é", true),
+            (" ", true),
+            ("", true),
+        ];
+        for (prefix, decoded_right) in prefixes {
+            let message = format!(
+                "request ({prefix}4476 tokens) exceeds the available context size ({prefix}4096 tokens)"
+            );
+            let body = format!(r#"{{"error":{{"message":"{message}"}}}}"#);
+            let parsed: Option<Value> = serde_json::from_str(&body).ok();
+            for with_json in [true, false] {
+                let detail = overflow_detail(parsed.as_ref().filter(|_| with_json), &body, None)
+                    .unwrap_or_default();
+                // Held: the true counts, or the server's own words; never a wrong count.
+                let right = detail.starts_with(
+                    "the prompt has 4476 tokens and the server's context is 4096 tokens",
+                );
+                let quoted = detail.starts_with("the server said:");
+                let must_be_right = with_json && parsed.is_some() && decoded_right;
+                corpus.check(
+                    (prefix, with_json),
+                    right || (quoted && !must_be_right),
+                    || detail.clone(),
+                );
+            }
+        }
+        corpus.finish();
     }
 
     #[test]

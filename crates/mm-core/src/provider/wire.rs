@@ -197,6 +197,9 @@ impl<'a> From<&'a ToolSpec> for WireTool<'a> {
 pub(crate) struct Completion {
     #[serde(deserialize_with = "nullable")]
     pub choices: Vec<Choice>,
+    /// Read leniently: token counts are only reported, so odd ones (negative, strings,
+    /// fractions, a `usage` that is not an object) never cost the reply.
+    #[serde(deserialize_with = "lenient_usage")]
     pub usage: Option<WireUsage>,
     /// Some servers report a failure inside a 200 stream: `data: {"error":{...}}`.
     pub error: Option<Value>,
@@ -209,6 +212,7 @@ pub(crate) struct Choice {
     pub message: Option<ChoiceMessage>,
     /// Stream chunks.
     pub delta: Option<ChoiceMessage>,
+    #[serde(deserialize_with = "lenient_text")]
     pub finish_reason: Option<String>,
 }
 
@@ -223,10 +227,15 @@ impl Choice {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct ChoiceMessage {
+    /// A string, or a list of parts (`[{"type":"text","text":…}]`, as the API allows in
+    /// requests and a few servers send back): the parts' texts joined.
+    #[serde(deserialize_with = "lenient_text")]
     pub content: Option<String>,
     /// llama.cpp, DeepSeek, older vLLM.
+    #[serde(deserialize_with = "lenient_text")]
     pub reasoning_content: Option<String>,
     /// Newer vLLM, Ollama's `/v1`, OpenRouter.
+    #[serde(deserialize_with = "lenient_text")]
     pub reasoning: Option<String>,
     #[serde(deserialize_with = "nullable")]
     pub tool_calls: Vec<ToolCallDelta>,
@@ -245,7 +254,9 @@ impl ChoiceMessage {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct ToolCallDelta {
+    #[serde(deserialize_with = "lenient_index")]
     pub index: Option<u32>,
+    #[serde(deserialize_with = "lenient_text")]
     pub id: Option<String>,
     pub function: FunctionDelta,
 }
@@ -253,6 +264,7 @@ pub(crate) struct ToolCallDelta {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct FunctionDelta {
+    #[serde(deserialize_with = "lenient_text")]
     pub name: Option<String>,
     /// A string (a fragment of JSON text) or, from a few servers, the arguments object itself.
     pub arguments: Option<Value>,
@@ -272,11 +284,11 @@ impl FunctionDelta {
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct WireUsage {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "lenient_count")]
     pub prompt_tokens: u64,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "lenient_count")]
     pub completion_tokens: u64,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "lenient_count")]
     pub total_tokens: u64,
 }
 
@@ -333,6 +345,64 @@ where
     T: Default + Deserialize<'de>,
 {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Text however a server words it: a string; a list of parts, their texts joined (`{"text"}`
+/// objects or strings); a part alone; a number or boolean as its JSON. `null` and anything
+/// else is absent. A field that is only read for its text never makes a reply unreadable.
+fn lenient_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(text_of(&Value::deserialize(deserializer)?))
+}
+
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<String> = parts.iter().filter_map(text_of).collect();
+            (!texts.is_empty()).then(|| texts.concat())
+        }
+        Value::Object(part) => part.get("text").and_then(text_of),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => None,
+    }
+}
+
+/// A count: a non-negative integer, a fraction (rounded down) or a string holding one; a
+/// negative number, or anything else, is 0.
+fn lenient_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    Ok(count_of(&Value::deserialize(deserializer)?).unwrap_or(0))
+}
+
+fn count_of(value: &Value) -> Option<u64> {
+    let number = match value {
+        Value::Number(n) if n.is_u64() => return n.as_u64(),
+        Value::Number(n) => n.as_f64()?,
+        Value::String(text) => text.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    (number.is_finite() && number >= 0.0).then(|| number.floor() as u64)
+}
+
+/// A tool call's `index`: a count as [`lenient_count`] reads one, absent when it is none.
+fn lenient_index<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(count_of(&value).and_then(|n| u32::try_from(n).ok()))
+}
+
+/// `usage` when it is an object (each count read leniently), else absent.
+fn lenient_usage<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<WireUsage>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(value.as_object().map(|usage| {
+        let count = |key: &str| usage.get(key).and_then(count_of).unwrap_or(0);
+        WireUsage {
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+            total_tokens: count("total_tokens"),
+        }
+    }))
 }
 
 #[cfg(test)]

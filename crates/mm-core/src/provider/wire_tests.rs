@@ -251,3 +251,172 @@ fn a_native_answer_only_request_closes_tool_results_with_a_request_for_the_answe
     assert_eq!(roles(&again), ["system", "user", "user"]);
     assert_eq!(again[2].content.as_deref(), Some(ANSWER_AGAIN));
 }
+
+#[test]
+fn odd_usage_and_content_in_parts_do_not_make_a_reply_unreadable() {
+    let usages = [
+        (
+            r#"{"prompt_tokens":-5,"completion_tokens":3,"total_tokens":-2}"#,
+            (0, 3, 0),
+        ),
+        (
+            r#"{"prompt_tokens":"12","completion_tokens":"7 ","total_tokens":"x"}"#,
+            (12, 7, 0),
+        ),
+        (
+            r#"{"prompt_tokens":12.9,"completion_tokens":1e3,"total_tokens":null}"#,
+            (12, 1000, 0),
+        ),
+        (
+            r#"{"prompt_tokens":true,"completion_tokens":[1],"total_tokens":{"a":1}}"#,
+            (0, 0, 0),
+        ),
+        (r#"{"prompt_tokens":1e400}"#, (0, 0, 0)),
+    ];
+    for (usage, (p, c, t)) in usages {
+        let text = format!(r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{usage}}}"#);
+        let reply = serde_json::from_str::<Completion>(&text);
+        let Ok(reply) = reply else {
+            // serde_json refuses 1e400 itself (out of range): that is the JSON reader's.
+            assert!(usage.contains("1e400"), "{usage}: {:?}", reply.err());
+            continue;
+        };
+        let got = reply.usage.unwrap_or_default();
+        assert_eq!(
+            (got.prompt_tokens, got.completion_tokens, got.total_tokens),
+            (p, c, t),
+            "{usage}"
+        );
+    }
+    for usage in ["\"lots\"", "[1,2]", "7", "null"] {
+        let text = format!(r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{usage}}}"#);
+        let reply = completion(&text);
+        assert!(reply.usage.is_none(), "{usage}");
+        assert_eq!(delta(&reply).content.as_deref(), Some("ok"));
+    }
+    let parts = completion(
+        r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world."},{"type":"image_url","image_url":{"url":"x"}}],"reasoning_content":[{"type":"text","text":"hm"}]},"finish_reason":"stop"}]}"#,
+    );
+    assert_eq!(delta(&parts).content.as_deref(), Some("Hello, world."));
+    assert_eq!(delta(&parts).reasoning_text(), Some("hm"));
+    let odd = completion(
+        r#"{"choices":[{"delta":{"content":42,"tool_calls":[{"index":"0","id":7,"function":{"name":["read_file"],"arguments":"{}"}}]},"finish_reason":1}]}"#,
+    );
+    let body = delta(&odd);
+    assert_eq!(body.content.as_deref(), Some("42"));
+    assert_eq!(body.tool_calls[0].index, Some(0));
+    assert_eq!(body.tool_calls[0].id.as_deref(), Some("7"));
+    assert_eq!(
+        body.tool_calls[0].function.name.as_deref(),
+        Some("read_file")
+    );
+}
+
+#[test]
+fn corpus_no_odd_field_makes_a_reply_unreadable() {
+    let odd_values = [
+        "0",
+        "-1",
+        "-9223372036854775808",
+        "18446744073709551615",
+        "1.5",
+        "-0.5",
+        "1e3",
+        "1e308",
+        "\"12\"",
+        "\" 7 \"",
+        "\"-3\"",
+        "\"1.9\"",
+        "\"x\"",
+        "\"\"",
+        "true",
+        "false",
+        "null",
+        "[]",
+        "[1]",
+        "{}",
+        "{\"n\":1}",
+    ];
+    let mut corpus =
+        mm_test_support::Corpus::new("odd reply fields (usage, content, ids, names, indexes)");
+    for field in ["prompt_tokens", "completion_tokens", "total_tokens"] {
+        for value in odd_values {
+            let text = format!(
+                r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{{"{field}":{value}}}}}"#
+            );
+            let parsed = serde_json::from_str::<Completion>(&text);
+            let held = parsed.as_ref().is_ok_and(|c| {
+                c.choices[0].body().and_then(|b| b.content.as_deref()) == Some("ok")
+            });
+            corpus.check((field, value), held, || format!("{:?}", parsed.err()));
+        }
+    }
+    for usage in odd_values {
+        let text = format!(r#"{{"choices":[{{"message":{{"content":"ok"}}}}],"usage":{usage}}}"#);
+        corpus.check(
+            ("usage", usage),
+            serde_json::from_str::<Completion>(&text).is_ok(),
+            String::new,
+        );
+    }
+    let contents = [
+        (r#""plain""#, Some("plain")),
+        (r#"null"#, None),
+        (r#"[]"#, None),
+        (
+            r#"[{"type":"text","text":"a"},{"type":"text","text":"b"}]"#,
+            Some("ab"),
+        ),
+        (r#"["a","b"]"#, Some("ab")),
+        (r#"[{"type":"image_url","image_url":{"url":"x"}}]"#, None),
+        (
+            r#"[{"type":"text","text":"a"},{"type":"image_url"}]"#,
+            Some("a"),
+        ),
+        (r#"{"type":"text","text":"one part"}"#, Some("one part")),
+        (r#"[{"type":"text","text":["nested"]}]"#, Some("nested")),
+        (r#"42"#, Some("42")),
+        (r#"true"#, Some("true")),
+        (r#"{"no":"text"}"#, None),
+    ];
+    for (content, want) in contents {
+        for key in ["message", "delta"] {
+            for field in ["content", "reasoning_content", "reasoning"] {
+                let text = format!(r#"{{"choices":[{{"{key}":{{"{field}":{content}}}}}]}}"#);
+                let parsed = serde_json::from_str::<Completion>(&text);
+                let got = parsed.as_ref().ok().and_then(|c| {
+                    let body = c.choices[0].body()?;
+                    match field {
+                        "content" => body.content.clone(),
+                        _ => body.reasoning_text().map(str::to_string),
+                    }
+                });
+                let want = want
+                    .map(str::to_string)
+                    .filter(|w| field == "content" || !w.is_empty());
+                corpus.check((key, field, content), got == want, || format!("{got:?}"));
+            }
+        }
+    }
+    for value in odd_values {
+        for field in ["\"index\"", "\"id\""] {
+            let text = format!(
+                r#"{{"choices":[{{"delta":{{"tool_calls":[{{{field}:{value},"function":{{"name":"x","arguments":"{{}}"}}}}]}}}}]}}"#
+            );
+            corpus.check(
+                (field, value),
+                serde_json::from_str::<Completion>(&text).is_ok(),
+                String::new,
+            );
+        }
+        let text = format!(
+            r#"{{"choices":[{{"delta":{{"tool_calls":[{{"function":{{"name":{value}}}}}]}},"finish_reason":{value}}}]}}"#
+        );
+        corpus.check(
+            ("name and finish_reason", value),
+            serde_json::from_str::<Completion>(&text).is_ok(),
+            String::new,
+        );
+    }
+    corpus.finish();
+}

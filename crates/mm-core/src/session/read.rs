@@ -1,8 +1,7 @@
 //! Reading a session file back: its header, the messages of each turn (written whole at the
 //! turn's end), and a turn cut short rebuilt from its events.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -118,7 +117,9 @@ pub(super) struct Header {
 /// The header of the session file at `path`, reading its first line only.
 pub(super) fn header_of(path: &Path) -> Option<Header> {
     let mut line = String::new();
-    BufReader::new(File::open(path).ok()?)
+    // Regular files only, opened without blocking (crate::regular); one line of at most 64 KiB.
+    BufReader::new(crate::regular::open(path).ok()?)
+        .take(64 * 1024)
         .read_line(&mut line)
         .ok()?;
     let value: Value = serde_json::from_str(&line).ok()?;
@@ -208,7 +209,89 @@ pub(super) fn read_lines(text: &[u8]) -> Read {
         read.messages.extend(rebuild(pending.events));
         read.interrupted = true;
     }
+    let (messages, repairs) = repair(std::mem::take(&mut read.messages));
+    read.messages = messages;
+    if let Some(repairs) = repairs.described() {
+        read.warnings.push(format!(
+            "the conversation was repaired before it is sent again: {repairs}"
+        ));
+    }
     read
+}
+
+/// What [`repair`] changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Repairs {
+    /// Tool results that answer no call of the assistant message before them: dropped.
+    orphans: usize,
+    /// Calls left without a result: answered with [`UNKNOWN_RESULT`].
+    unanswered: usize,
+}
+
+impl Repairs {
+    fn described(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.orphans > 0 {
+            parts.push(format!(
+                "{} tool result(s) without their call dropped",
+                self.orphans
+            ));
+        }
+        if self.unanswered > 0 {
+            parts.push(format!(
+                "{} call(s) without a result answered as unknown",
+                self.unanswered
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+/// Makes a conversation one that every chat API accepts: each assistant message's calls are
+/// followed at once by exactly one result each, and no result stands anywhere else. A file
+/// edited by hand, cut in an unexpected place or written by a future mm may hold a result
+/// whose call is not right before it, a result given twice, or a call without a result;
+/// strict servers refuse such a conversation (HTTP 400) on every later turn. A result out of
+/// place is dropped; a missing one is [`UNKNOWN_RESULT`], put right after the call's others.
+pub(super) fn repair(messages: Vec<Message>) -> (Vec<Message>, Repairs) {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut repairs = Repairs::default();
+    // The calls of the last assistant message still waiting for their result.
+    let mut open: Vec<ToolCall> = Vec::new();
+    let close = |open: &mut Vec<ToolCall>, out: &mut Vec<Message>, repairs: &mut Repairs| {
+        for call in open.drain(..) {
+            repairs.unanswered += 1;
+            out.push(Message::Tool {
+                tool_call_id: call.id,
+                name: call.name,
+                content: UNKNOWN_RESULT.to_string(),
+            });
+        }
+    };
+    for message in messages {
+        match message {
+            Message::Tool {
+                ref tool_call_id, ..
+            } => match open.iter().position(|c| c.id == *tool_call_id) {
+                Some(at) => {
+                    open.remove(at);
+                    out.push(message);
+                }
+                None => repairs.orphans += 1,
+            },
+            Message::Assistant { ref tool_calls, .. } => {
+                close(&mut open, &mut out, &mut repairs);
+                open = tool_calls.clone();
+                out.push(message);
+            }
+            other => {
+                close(&mut open, &mut out, &mut repairs);
+                out.push(other);
+            }
+        }
+    }
+    close(&mut open, &mut out, &mut repairs);
+    (out, repairs)
 }
 
 /// The messages of a turn cut short, from its events: each reply's text and calls, each

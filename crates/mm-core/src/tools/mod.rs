@@ -157,6 +157,12 @@ pub trait Tool: Send + Sync {
     fn preview(&self, _args: &Map<String, Value>) -> Option<String> {
         None
     }
+    /// The file or folder this call reads or writes, as the model wrote it, when the tool
+    /// names one (the file tools' `path`). Consent resolves it (`..`, symlinks) before it
+    /// matches rules, and a reading tool asks for one outside the working folder.
+    fn path<'a>(&self, _args: &'a Map<String, Value>) -> Option<&'a str> {
+        None
+    }
     /// Runs the tool with validated, coerced arguments. Failures are written to `out` (the model
     /// reads them) and reported as an [`Outcome`]; this never returns an error.
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome;

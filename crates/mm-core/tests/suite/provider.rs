@@ -833,3 +833,110 @@ async fn the_last_finish_reason_says_when_a_reply_was_cut() {
     let _ = chat(&provider).await.response();
     assert_eq!(provider.last_finish_reason().as_deref(), Some("stop"));
 }
+
+#[tokio::test]
+async fn a_reply_larger_than_mm_reads_is_refused_not_buffered() {
+    // 20 MiB of content in one whole reply (a 100 MB one peaked at 624 MB).
+    let body =
+        json!({"choices": [{"message": {"role": "assistant", "content": "x".repeat(20 << 20)}}]});
+    let server = ScriptedServer::start(vec![Reply::raw_json(body.to_string())]);
+    let outcome = chat(&provider_for(&server, |c| c.stream = false)).await;
+    let error = outcome.error().to_string();
+    assert!(
+        error.contains("the reply is larger than mm reads (16 MiB"),
+        "{error}"
+    );
+    assert_eq!(server.request_count(), 1, "not retried");
+
+    // Streamed: one event past 16 MiB is refused the same way.
+    let event = json!({"choices": [{"delta": {"content": "y".repeat(17 << 20)}}]});
+    let server = ScriptedServer::start(vec![Reply::raw_sse(format!("data: {event}\n\n"))]);
+    let outcome = chat(&provider_for(&server, |_| {})).await;
+    let error = outcome.error().to_string();
+    assert!(
+        error.contains("an event of the reply stream is larger than mm reads"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_reply_with_odd_usage_and_content_in_parts_is_read() {
+    let body = r#"{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hello, "},{"type":"text","text":"world."}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":-1,"completion_tokens":"3","total_tokens":2.5}}"#;
+    for stream in [false, true] {
+        let server = ScriptedServer::start(vec![Reply::raw_json(body)]);
+        let outcome = chat(&provider_for(&server, |c| c.stream = stream)).await;
+        assert_eq!(
+            outcome.response().content,
+            "Hello, world.",
+            "stream {stream}"
+        );
+        let usage = outcome.response().usage.unwrap_or_default();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (0, 3),
+            "stream {stream}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn corpus_replies_past_the_limits_are_refused_not_buffered() {
+    let mut corpus = mm_test_support::Corpus::new("model replies past the size limits");
+    let content = |n: usize| "x".repeat(n);
+    let cases: Vec<(&str, Reply, bool)> = vec![
+        (
+            "whole reply 17 MiB",
+            Reply::raw_json(json!({"choices": [{"message": {"content": content(17 << 20)}}]}).to_string()),
+            false,
+        ),
+        (
+            "whole reply 17 MiB of tool arguments",
+            Reply::raw_json(json!({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": "read_file", "arguments": content(17 << 20)}}]}}]}).to_string()),
+            false,
+        ),
+        (
+            "one event 17 MiB",
+            Reply::raw_sse(format!("data: {}\n\n", json!({"choices": [{"delta": {"content": content(17 << 20)}}]}))),
+            true,
+        ),
+        (
+            "one line of 17 MiB without an event end",
+            Reply::raw_sse(format!("data: {}", content(17 << 20))),
+            true,
+        ),
+        (
+            "a stream of 70 MiB in small events",
+            Reply::raw_sse(
+                format!("data: {}\n\n", json!({"choices": [{"delta": {"content": content(60_000)}}]}))
+                    .repeat(1200),
+            ),
+            true,
+        ),
+        (
+            "an event of 17 MiB of comments",
+            Reply::raw_sse(format!(":{}\n\ndata: [DONE]\n\n", content(17 << 20))),
+            true,
+        ),
+    ];
+    for (what, reply, stream) in cases {
+        let server = ScriptedServer::start(vec![reply]);
+        let outcome = chat(&provider_for(&server, |c| {
+            c.stream = stream;
+            c.retries = 0;
+        }))
+        .await;
+        let held = match &outcome.result {
+            Err(e) => {
+                e.to_string().contains("larger than mm reads")
+                    || e.to_string().contains("the stream ended before")
+            }
+            // Comments carry nothing: a stream of them and [DONE] is an empty reply.
+            Ok(r) => what.contains("comments") && r.content.is_empty(),
+        };
+        corpus.check(what, held, || match &outcome.result {
+            Ok(r) => format!("accepted {} bytes", r.content.len()),
+            Err(e) => e.to_string(),
+        });
+    }
+    corpus.finish();
+}

@@ -171,3 +171,45 @@ fn a_rule_that_cannot_be_read_is_an_agent_file_error_and_runs_nothing() {
         assert!(!std::path::Path::new(&hostile[0].0).exists(), "{rule}");
     }
 }
+
+#[test]
+fn an_allow_glob_on_a_file_path_does_not_let_dot_dot_out() {
+    let case = Case::new(
+        "---\nallow: ['write_file:{\"path\":\"notes/*\",\"content\":\"*\"}']\n---\nYou are a test agent.\n",
+    );
+    let project = case.path().join("project");
+    std::fs::create_dir_all(project.join("notes")).expect("mkdir");
+    std::fs::rename(case.path().join("mm.md"), project.join("mm.md")).expect("move mm.md");
+    let calls = [
+        json!({"path": "notes/ok.txt", "content": "x"}),
+        json!({"path": "notes/../../ESCAPED.txt", "content": "x"}),
+        json!({"path": "notes/../x.txt", "content": "x"}),
+    ];
+    let mut replies: Vec<Reply> = calls
+        .iter()
+        .map(|c| Reply::tool_call("write_file", c.to_string()))
+        .collect();
+    replies.push(Reply::text("done"));
+    let server = ScriptedServer::start(replies);
+    case.mm(&server)
+        .current_dir(&project)
+        .args(["-p", "go"])
+        .assert()
+        .success();
+    let requests = server.requests();
+    let answers = tool_messages(requests.last().expect("a request"));
+    assert!(answers[0].starts_with("Wrote 1 bytes"), "{answers:#?}");
+    assert!(project.join("notes/ok.txt").exists());
+    for (answer, file) in answers[1..]
+        .iter()
+        .zip([case.path().join("ESCAPED.txt"), project.join("x.txt")])
+    {
+        // Outside the folder it says so; inside it (project/x.txt), it only needs consent.
+        assert!(
+            answer.starts_with("The user did not allow this call: ")
+                && answer.contains("it needs consent and there is no one to ask"),
+            "{answer}"
+        );
+        assert!(!file.exists(), "{} was written", file.display());
+    }
+}

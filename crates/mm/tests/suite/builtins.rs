@@ -129,12 +129,17 @@ fn the_example_agent_offers_its_skill_in_the_system_prompt_and_read_skill_return
         call("read_skill", json!({"name": "helth"})),
         Reply::text("done"),
     ]);
-    case.mm(&server)
+    let out = case
+        .mm(&server)
         .arg("--agent")
         .arg(ops_agent())
         .args(["-p", "go"])
-        .assert()
-        .success();
+        .output()
+        .expect("mm");
+    assert!(out.status.success());
+    // Far within the start-up budget: no warning.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("the first request is about"), "{stderr}");
     let requests = server.requests();
     let first = &requests[0];
     let system = first["messages"][0]["content"].as_str().unwrap_or_default();
@@ -209,4 +214,31 @@ fn project_skills_load_and_a_malformed_one_is_a_warning_naming_file_and_line() {
         stderr.contains("broken/SKILL.md:3: description"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_first_request_over_the_budget_is_a_start_up_warning_naming_what_made_it_big() {
+    let mut tools = String::new();
+    for n in 0..60 {
+        tools.push_str(&format!(
+            "  tool{n}:\n    description: {}\n    parameters: {{}}\n    command: [\"./rec\"]\n",
+            "Describes at length. ".repeat(15)
+        ));
+    }
+    let case = Case::new(&super::agent_with_tools(&tools));
+    let server = ScriptedServer::start(vec![Reply::text("done")]);
+    let out = case.mm(&server).args(["-p", "go"]).output().expect("mm");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("mm: warning: the first request is about "))
+        .unwrap_or_else(|| panic!("no budget warning: {stderr}"));
+    assert!(
+        warning.contains("over the 16.0 KiB budget a small model can afford: 60 declared tools "),
+        "{warning}"
+    );
+    // The warning's figure is the request's size, within its envelope's few hundred bytes.
+    let sent = server.requests()[0].to_string().len();
+    assert!(sent > 16 * 1024, "{sent}");
 }

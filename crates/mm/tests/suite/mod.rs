@@ -8,6 +8,7 @@ mod e2e;
 mod eval;
 mod hardening;
 mod hooks;
+mod hostile;
 mod interactive;
 mod mcp;
 mod output;
@@ -18,6 +19,7 @@ mod pty;
 mod serve;
 mod sessions;
 mod signals;
+mod trust;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

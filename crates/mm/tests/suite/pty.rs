@@ -32,12 +32,37 @@ pub struct Pty {
 
 impl Pty {
     /// `mm ARGS` in the case's folder against `server`, its data (sessions, history) under
-    /// `data`, without colours (`NO_COLOR`), on a 120×40 terminal.
+    /// `data`, without colours (`NO_COLOR`), on a 120×40 terminal. The case's `mm.md` is named
+    /// with `-a` (the user's choice, trusted); see [`Pty::in_folder`] for a folder's own.
     pub fn mm(case: &Case, server: &ScriptedServer, data: &Path, args: &[&str]) -> Self {
         Self::mm_with(case, server, data, args, &[("NO_COLOR", "1")])
     }
 
     pub fn mm_with(
+        case: &Case,
+        server: &ScriptedServer,
+        data: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let mut with_agent = vec!["--agent", "mm.md"];
+        with_agent.extend_from_slice(args);
+        let named = args.iter().any(|a| matches!(*a, "-a" | "--agent"));
+        let args = if named || !case.path().join("mm.md").exists() {
+            args
+        } else {
+            &with_agent[..]
+        };
+        Self::start(case, server, data, args, env)
+    }
+
+    /// `mm ARGS` as a user runs it in a folder: its `./mm.md` found by default, so that what
+    /// the folder grants needs trust (SPEC §1).
+    pub fn in_folder(case: &Case, server: &ScriptedServer, data: &Path, args: &[&str]) -> Self {
+        Self::start(case, server, data, args, &[("NO_COLOR", "1")])
+    }
+
+    fn start(
         case: &Case,
         server: &ScriptedServer,
         data: &Path,

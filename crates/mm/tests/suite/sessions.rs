@@ -391,3 +391,108 @@ fn an_interactive_session_killed_mid_turn_is_resumed_with_its_cut_turn() {
         ])
     );
 }
+
+#[test]
+fn a_session_in_use_by_another_mm_is_refused_not_garbled() {
+    let case = Case::new("---\nyolo: true\n---\nTest agent.\n");
+    let data = case.path().join("data");
+    let first = ScriptedServer::start(vec![Reply::text("first answer")]);
+    let out = case
+        .mm(&first)
+        .env("XDG_DATA_HOME", &data)
+        .args(["-p", "start"])
+        .output()
+        .expect("mm");
+    assert!(out.status.success());
+    let (id, _) = only_session(&data);
+    // A: goes on with the session and waits on its model, holding it.
+    let slow = ScriptedServer::start(vec![Reply::hang()]);
+    let mut a = Command::new(assert_cmd::cargo::cargo_bin("mm"))
+        .current_dir(case.path())
+        .env_remove("MM_AGENT")
+        .env_remove("MM_MODEL")
+        .env_remove("MM_BASE_URL")
+        .env("HOME", case.path())
+        .env("XDG_DATA_HOME", &data)
+        .args(["--base-url", &slow.base_url(), "-r", &id, "-p", "A"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn A");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while slow.request_count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A never asked its model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // B: the same session at the same time is refused, and writes nothing to it.
+    let before = std::fs::read(sessions_dir(&data).join(format!("{id}.jsonl"))).expect("read");
+    let other = ScriptedServer::start(vec![Reply::text("B's answer")]);
+    let out = case
+        .mm(&other)
+        .env("XDG_DATA_HOME", &data)
+        .args(["-r", &id, "-p", "B"])
+        .output()
+        .expect("mm B");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the session {id} is in use by another mm")),
+        "{stderr}"
+    );
+    assert_eq!(other.request_count(), 0);
+    let after = std::fs::read(sessions_dir(&data).join(format!("{id}.jsonl"))).expect("read");
+    assert_eq!(before, after, "B wrote to A's session");
+    let pid = Pid::from_raw(i32::try_from(a.id()).expect("pid"));
+    kill(pid, Signal::SIGTERM).expect("end A");
+    assert_eq!(a.wait().expect("wait A").code(), Some(143));
+    // Once A is gone, the session can be resumed again.
+    let out = case
+        .mm(&other)
+        .env("XDG_DATA_HOME", &data)
+        .args(["-r", &id, "-p", "B"])
+        .output()
+        .expect("mm B again");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_fifo_named_like_a_session_hangs_nothing() {
+    let case = Case::new("---\nyolo: true\n---\nTest agent.\n");
+    let data = case.path().join("data");
+    let server = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]);
+    let run = |args: &[&str]| {
+        case.mm(&server)
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .expect("mm")
+    };
+    assert!(run(&["-p", "first"]).status.success());
+    let fifo = sessions_dir(&data).join("20991231-235959-ffff.jsonl");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    // Newest by name and by time: every look-up would try it first.
+    let out = run(&["sessions"]);
+    assert!(out.status.success(), "{:?}", out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = run(&["-c", "-p", "second"]);
+    assert!(out.status.success(), "{:?}", out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "two\n");
+    for id in ["20991231-235959-ffff", "20991231"] {
+        let out = run(&["-r", id, "-p", "third"]);
+        assert_eq!(out.status.code(), Some(2), "{:?}", out);
+    }
+}

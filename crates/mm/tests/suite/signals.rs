@@ -46,7 +46,7 @@ fn process(pid: u32) -> Option<Proc> {
 }
 
 /// The live processes (not zombies) of a process group, from the whole process table.
-fn live_members(pgid: u32) -> Vec<u32> {
+pub(super) fn live_members(pgid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -71,7 +71,7 @@ fn catches(pid: u32, signal: Signal) -> bool {
         .is_some_and(|mask| mask & (1 << (signal as i32 - 1)) != 0)
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(super) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -80,7 +80,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// `mm ARGS` in the case's folder, stdout piped, stdin piped and held open.
-fn spawn_mm(case: &Case, server: &ScriptedServer, args: &[&str]) -> (Child, ChildStdin) {
+pub(super) fn spawn_mm(case: &Case, server: &ScriptedServer, args: &[&str]) -> (Child, ChildStdin) {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("mm"))
         .current_dir(case.path())
         .env_remove("MM_AGENT")
@@ -113,7 +113,7 @@ fn send(child: &Child, signal: Signal) {
 }
 
 /// Waits for mm's exit (killing it after 30 s, so that a failing test does not hang).
-fn exit_status(child: &mut Child) -> ExitStatus {
+pub(super) fn exit_status(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(status) = child.try_wait().expect("wait for mm") {
@@ -196,6 +196,57 @@ fn sigterm_sighup_and_sigint_during_a_tool_kill_its_group_and_exit_143_129_130()
         // The turn was cancelled: the model was not asked again.
         assert_eq!(server.request_count(), 1, "{signal}");
     }
+}
+
+/// Sends signal number `n` with kill(1): nix's `Signal` has no real-time signals.
+pub(super) fn send_number(child: &Child, n: i32) {
+    let sent = Command::new("kill")
+        .args([format!("-{n}"), child.id().to_string()])
+        .status()
+        .expect("kill(1)");
+    assert!(sent.success(), "kill -{n}");
+}
+
+#[test]
+fn every_other_ending_signal_kills_the_tool_group_and_exits_128_plus_its_number() {
+    let rtmin = nix::libc::SIGRTMIN();
+    let cases = [
+        (Signal::SIGQUIT as i32, 131),
+        (Signal::SIGUSR1 as i32, 138),
+        (Signal::SIGUSR2 as i32, 140),
+        (Signal::SIGALRM as i32, 142),
+        (Signal::SIGVTALRM as i32, 154),
+        (Signal::SIGXCPU as i32, 152),
+        (rtmin + 1, 128 + rtmin + 1),
+    ];
+    for (signal, code) in cases {
+        let case = Case::new(&agent_with_tools(TOOL));
+        case.script("sleepers", SLEEPERS);
+        let server = ScriptedServer::start(vec![
+            Reply::tool_call("sleepers", "{}"),
+            Reply::text("never"),
+        ]);
+        let (mut mm, _stdin) = spawn_mm(&case, &server, &["-p", "go"]);
+        let pid = mm.id();
+        wait_for("mm to handle the signal", || caught_number(pid, signal));
+        let (group, sleeps) = running_group(case.path());
+        send_number(&mm, signal);
+        let status = exit_status(&mut mm);
+        assert_eq!(status.code(), Some(code), "signal {signal}");
+        assert_group_gone(group, &sleeps);
+    }
+}
+
+/// Whether `pid` has a handler for signal number `n`.
+pub(super) fn caught_number(pid: u32, n: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (n - 1)) != 0)
 }
 
 #[test]

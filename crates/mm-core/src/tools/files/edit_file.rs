@@ -5,13 +5,17 @@
 //! names the line closest to the text's first line, which is usually a whitespace slip. A file
 //! with CRLF line ends matches an old text written with plain newlines.
 
-use super::{Answer, FileTool, Job, done, not_a_file, refuse, write_atomic};
+use std::io::Read;
+
+use super::{Answer, FileTool, Job, cannot_read, done, open_regular, refuse, write_atomic};
 use crate::args::{ParamSpec, ParamType};
 
 /// How alike (0–1, normalized Levenshtein) a line must be to be offered as "closest".
 const CLOSE_ENOUGH: f64 = 0.6;
 /// Longest line quoted in that hint.
 const HINT_CHARS: usize = 120;
+/// The largest file edited: it is held in memory twice (before and after).
+const MAX_SIZE: u64 = 16 << 20;
 
 pub(super) fn tool() -> FileTool {
     FileTool::new(
@@ -37,12 +41,19 @@ fn edit(job: &Job) -> Answer {
     if old == new {
         return refuse("old_text and new_text are the same; nothing to change.");
     }
-    if let Some(why) = not_a_file(&path, shown) {
-        return refuse(why);
-    }
-    let bytes = match std::fs::read(&path) {
+    let bytes = match open_regular(&path, shown).and_then(|file| {
+        let mut bytes = Vec::new();
+        match file.take(MAX_SIZE + 1).read_to_end(&mut bytes) {
+            Ok(_) if bytes.len() as u64 > MAX_SIZE => Err(format!(
+                "{shown} is larger than {}; edit_file edits smaller files (use bash).",
+                crate::regular::size(MAX_SIZE)
+            )),
+            Ok(_) => Ok(bytes),
+            Err(e) => Err(cannot_read(shown, &e)),
+        }
+    }) {
         Ok(bytes) => bytes,
-        Err(e) => return refuse(format!("{shown} cannot be read: {e}")),
+        Err(why) => return refuse(why),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return refuse(format!(

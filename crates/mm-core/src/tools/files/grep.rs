@@ -15,6 +15,8 @@ use crate::tools::Outcome;
 pub(super) const MAX_MATCHES: usize = 200;
 /// The longest line shown, in bytes; the rest of a longer line is cut.
 pub(super) const MAX_LINE: usize = 300;
+/// The most memory the searcher's buffer may take: a file with a longer line is skipped.
+const MAX_HEAP: usize = 4 << 20;
 
 pub(super) fn tool() -> FileTool {
     FileTool::new(
@@ -41,19 +43,30 @@ fn grep(job: &Job) -> Answer {
     };
     let shown_root = job.opt_str("path").unwrap_or(".");
     let root = job.path("path");
-    if !root.exists() {
-        return refuse(format!("{shown_root} does not exist."));
+    match std::fs::metadata(&root) {
+        Ok(meta) if meta.is_dir() || meta.is_file() => {}
+        Ok(meta) => {
+            return refuse(format!(
+                "{shown_root} is {}; grep searches regular files and folders.",
+                crate::regular::what(meta.file_type())
+            ));
+        }
+        Err(_) => return refuse(format!("{shown_root} does not exist.")),
     }
     let filter = match Filter::new(job.opt_str("glob")) {
         Ok(filter) => filter,
         Err(e) => return refuse(e),
     };
+    // The searcher holds a whole line in memory: a line longer than the limit (a 300 MB
+    // minified file) is an error for that file, which is then skipped and counted, instead of
+    // a buffer as large as the line.
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
+        .heap_limit(Some(MAX_HEAP))
         .build();
     let mut lines = String::new();
-    let (mut total, mut files) = (0usize, 0usize);
+    let (mut total, mut files, mut too_long) = (0usize, 0usize, 0usize);
     let walked = walk(&root, shown_root, &filter, &job.cancel, |path, shown| {
         let before = total;
         let sink = Lossy(|number, line: &str| {
@@ -65,7 +78,14 @@ fn grep(job: &Job) -> Answer {
             Ok(!job.cancel.is_cancelled())
         });
         // A file that cannot be read is skipped, as ripgrep does (after saying so on stderr).
-        let _ = searcher.search_path(&matcher, path, sink);
+        // Opened without blocking and only when regular (a FIFO, `/proc/kmsg`: see
+        // `crate::regular`).
+        if let Ok(file) = crate::regular::open(path)
+            && let Err(e) = searcher.search_file(&matcher, &file, sink)
+            && e.to_string().contains("allocation limit")
+        {
+            too_long += 1;
+        }
         files += usize::from(total > before);
         Some(())
     });
@@ -75,8 +95,20 @@ fn grep(job: &Job) -> Answer {
     if let Err(outcome) = walked {
         return (outcome, lines);
     }
+    let skipped = match too_long {
+        0 => String::new(),
+        n => format!(
+            "… {n} file(s) not searched to the end: a line longer than {}\n",
+            crate::regular::size(MAX_HEAP as u64)
+        ),
+    };
     if total == 0 {
-        return done(format!("No matches for {pattern} in {shown_root}."));
+        let none = format!("No matches for {pattern} in {shown_root}.");
+        return done(if skipped.is_empty() {
+            none
+        } else {
+            format!("{none}\n{skipped}")
+        });
     }
     if total > MAX_MATCHES {
         lines.push_str(&format!(
@@ -84,6 +116,7 @@ fn grep(job: &Job) -> Answer {
             total - MAX_MATCHES
         ));
     }
+    lines.push_str(&skipped);
     done(lines)
 }
 

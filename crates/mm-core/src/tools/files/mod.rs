@@ -17,6 +17,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use globset::{Glob, GlobBuilder, GlobMatcher};
@@ -97,6 +98,8 @@ struct FileTool {
     params: Params,
     read_only: bool,
     job: fn(&Job) -> Answer,
+    /// The longest a run may take ([`FILE_TIMEOUT`]).
+    timeout: Duration,
 }
 
 impl FileTool {
@@ -113,6 +116,7 @@ impl FileTool {
             params,
             read_only,
             job,
+            timeout: FILE_TIMEOUT,
         }
     }
 }
@@ -131,29 +135,69 @@ impl Tool for FileTool {
     fn read_only(&self) -> bool {
         self.read_only
     }
+    /// `path`, for the tools that have one (`grep` without one searches the working folder).
+    fn path<'a>(&self, args: &'a Map<String, Value>) -> Option<&'a str> {
+        let has_path = self.params.params.iter().any(|p| p.name == "path");
+        has_path.then(|| {
+            args.get("path")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .unwrap_or(".")
+        })
+    }
+    /// The job runs on tokio's blocking pool; its await is raced with the call's cancellation
+    /// and [`FileTool::timeout`], so no file, however odd, can hold a turn: a job still running
+    /// then is told to stop (its token) and left to finish on its own thread, its answer unread.
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+        let stop = ctx.cancel.child_token();
         let job = Job {
             args: args.clone(),
             cwd: ctx.cwd.clone(),
-            cancel: ctx.cancel.clone(),
+            cancel: stop.clone(),
         };
         let run = self.job;
-        let (outcome, text) = match tokio::task::spawn_blocking(move || run(&job)).await {
-            Ok(answer) => answer,
-            Err(e) => refuse(format!("{} failed: {e}", self.spec.name)),
+        let task = tokio::task::spawn_blocking(move || run(&job));
+        let (outcome, text) = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => (Outcome::Cancelled, String::new()),
+            () = tokio::time::sleep(self.timeout) => {
+                stop.cancel();
+                (Outcome::TimedOut(self.timeout), String::new())
+            }
+            joined = task => match joined {
+                Ok(answer) => answer,
+                Err(e) => refuse(format!("{} failed: {e}", self.spec.name)),
+            },
         };
         out.write_str(&text);
         outcome
     }
 }
 
-/// Why a path cannot be read as a file, worded for the model; `None` when it is a file.
-fn not_a_file(path: &Path, shown: &str) -> Option<String> {
-    match fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Some(format!("{shown} is a folder, not a file.")),
-        Ok(_) => None,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(format!("{shown} does not exist.")),
-        Err(e) => Some(format!("{shown} cannot be read: {e}")),
+/// How long a file tool may run (a walk of a huge tree, a slow file system).
+pub(crate) const FILE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Opens a file for reading, or says why not, worded for the model: only regular files are
+/// read (a FIFO would block, a device never end; see [`crate::regular`]).
+fn open_regular(path: &Path, shown: &str) -> Result<File, String> {
+    crate::regular::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => format!("{shown} does not exist."),
+        io::ErrorKind::IsADirectory => format!("{shown} is a folder, not a file."),
+        io::ErrorKind::InvalidInput => match fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => format!("{shown} is a folder, not a file."),
+            _ => format!("{shown} cannot be read: {e}; only regular files are read."),
+        },
+        _ => cannot_read(shown, &e),
+    })
+}
+
+/// A read that failed, worded for the model: a pseudo-file with nothing to read (`/proc/kmsg`,
+/// opened without blocking) says so rather than "resource temporarily unavailable".
+fn cannot_read(shown: &str, e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        format!("{shown} cannot be read: it would block (a special file with nothing to read).")
+    } else {
+        format!("{shown} cannot be read: {e}")
     }
 }
 
@@ -191,6 +235,11 @@ fn write_atomic_with(
                 io::ErrorKind::IsADirectory,
                 "it is a folder",
             ));
+        }
+        // A FIFO, a device, a socket: renaming a file over it would replace it (as root,
+        // `/dev/null` itself) with a regular file. Only regular files are written.
+        Ok(meta) if !meta.is_file() => {
+            return Err(crate::regular::not_regular(meta.file_type()));
         }
         Ok(meta) => Some(meta.permissions()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -320,5 +369,7 @@ fn shown(shown_root: &str, relative: &Path) -> String {
     }
 }
 
+#[cfg(test)]
+mod special_tests;
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,9 @@
 //! garbage: a NUL byte in the first 8 KiB (git's and ripgrep's test) or bytes that are not
 //! UTF-8.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use super::{Answer, FileTool, Job, done, not_a_file, refuse};
+use super::{Answer, FileTool, Job, cannot_read, done, open_regular, refuse};
 use crate::args::{ParamSpec, ParamType};
 
 /// Lines shown when the model does not ask for fewer; also the most it may ask for.
@@ -37,9 +36,6 @@ pub(super) fn tool() -> FileTool {
 fn read(job: &Job) -> Answer {
     let shown = job.str("path");
     let path = job.path("path");
-    if let Some(why) = not_a_file(&path, shown) {
-        return refuse(why);
-    }
     let offset = job.int("offset").unwrap_or(1);
     if offset < 1 {
         return refuse("offset is the first line to read: 1 or more.");
@@ -50,9 +46,9 @@ fn read(job: &Job) -> Answer {
     }
     let first = usize::try_from(offset).unwrap_or(usize::MAX);
     let limit = usize::try_from(limit).unwrap_or(usize::MAX).min(MAX_LINES);
-    let file = match File::open(&path) {
+    let file = match open_regular(&path, shown) {
         Ok(file) => file,
-        Err(e) => return refuse(format!("{shown} cannot be read: {e}")),
+        Err(why) => return refuse(why),
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     match reader.fill_buf() {
@@ -62,14 +58,14 @@ fn read(job: &Job) -> Answer {
             ));
         }
         Ok(_) => {}
-        Err(e) => return refuse(format!("{shown} cannot be read: {e}")),
+        Err(e) => return refuse(cannot_read(shown, &e)),
     }
     match numbered(&mut reader, first, limit) {
         Ok(text) => text.answer(shown, first),
         Err(Problem::NotText(line)) => refuse(format!(
             "{shown} is not UTF-8 text (line {line}); read_file shows text only."
         )),
-        Err(Problem::Io(e)) => refuse(format!("{shown} cannot be read: {e}")),
+        Err(Problem::Io(e)) => refuse(cannot_read(shown, &e)),
     }
 }
 
@@ -108,48 +104,64 @@ fn numbered(reader: &mut impl BufRead, first: usize, limit: usize) -> Result<Lin
     };
     let mut line = Vec::new();
     let mut number = 0;
+    // A line was read but not shown (it is counted with the rest).
+    let mut unshown = false;
+    // Whether the last line read ended with a newline.
+    let mut ended;
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(Problem::Io)? == 0 {
+        // Lines before `first` are only counted; a shown line is kept up to the cap (one byte
+        // more tells that it went past it). The rest of a longer line is read and dropped, so a
+        // 300 MB line costs 256 KiB, not 300 MB.
+        let keep = if number + 1 < first { 0 } else { MAX_BYTES + 1 };
+        let Some(read) = read_line(reader, &mut line, keep).map_err(Problem::Io)? else {
             return Ok(lines);
-        }
+        };
         number += 1;
+        ended = read.ended;
         if number < first {
             lines.skipped += 1;
             continue;
         }
         if lines.shown == limit {
+            unshown = true;
             break;
         }
-        let text = std::str::from_utf8(&line).map_err(|_| Problem::NotText(number))?;
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => text,
+            // A character cut by the cap is not an error; a bad byte before it is.
+            Err(e) if read.cut && e.error_len().is_none() => {
+                std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default()
+            }
+            Err(_) => return Err(Problem::NotText(number)),
+        };
         let text = text.strip_suffix('\n').unwrap_or(text);
         let text = text.strip_suffix('\r').unwrap_or(text);
         let entry = format!("{number}: {text}\n");
-        if lines.text.len() + entry.len() > MAX_BYTES {
+        if lines.text.len() + entry.len() > MAX_BYTES || read.cut {
             lines.capped = true;
             if lines.shown > 0 {
+                unshown = true;
                 break;
             }
             // A single line longer than the cap: its start is better than nothing.
-            let mut end = MAX_BYTES;
+            let mut end = MAX_BYTES.min(entry.len());
             while !entry.is_char_boundary(end) {
                 end -= 1;
             }
-            lines.text.push_str(&entry[..end]);
+            lines.text.push_str(entry[..end].trim_end_matches('\n'));
             lines.text.push('\n');
             lines.line_cut = true;
             lines.shown = 1;
-            line.clear();
             break;
         }
         lines.text.push_str(&entry);
         lines.shown += 1;
     }
-    // The line in `line` was read but not shown; count it and the rest.
-    let mut more = usize::from(!line.is_empty());
+    // Count the line read but not shown, and the rest.
+    let mut more = usize::from(unshown);
     let mut counted = 0u64;
     let mut chunk = vec![0; 64 * 1024];
-    let mut ends_with_newline = line.last() == Some(&b'\n') || line.is_empty();
+    let mut ends_with_newline = ended;
     loop {
         let n = reader.read(&mut chunk).map_err(Problem::Io)?;
         if n == 0 {
@@ -169,6 +181,50 @@ fn numbered(reader: &mut impl BufRead, first: usize, limit: usize) -> Result<Lin
     }
     lines.more = Some(more);
     Ok(lines)
+}
+
+/// One line read by [`read_line`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LineRead {
+    /// It ended with a newline (not with the end of the file).
+    ended: bool,
+    /// It was longer than what was kept of it.
+    cut: bool,
+}
+
+/// Reads the next line into `line` (cleared first), keeping at most `keep` of its bytes (its
+/// newline included when kept); the rest of the line is read and dropped. `None` at the end
+/// of the file. Memory stays at `keep` plus the reader's buffer, however long the line.
+fn read_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    keep: usize,
+) -> std::io::Result<Option<LineRead>> {
+    line.clear();
+    let mut any = false;
+    let mut cut = false;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(any.then_some(LineRead { ended: false, cut }));
+        }
+        any = true;
+        let (take, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = keep.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..take.min(room)]);
+        cut |= take > room;
+        reader.consume(take);
+        if ended {
+            return Ok(Some(LineRead { ended: true, cut }));
+        }
+    }
 }
 
 impl Lines {
@@ -204,5 +260,60 @@ impl Lines {
             "… {why}{more}; call read_file with offset={next}\n"
         ));
         done(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Read};
+
+    use super::*;
+
+    #[test]
+    fn a_huge_line_costs_only_what_is_kept() {
+        // 32 MiB of one line, then a short one: only the cap is ever held.
+        let huge = std::io::repeat(b'x')
+            .take(32 << 20)
+            .chain(&b"\nshort\n"[..]);
+        let mut reader = BufReader::with_capacity(64 * 1024, huge);
+        let mut line = Vec::new();
+        let read =
+            read_line(&mut reader, &mut line, MAX_BYTES + 1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: true,
+                cut: true
+            })
+        );
+        assert_eq!(line.len(), MAX_BYTES + 1);
+        assert!(line.capacity() <= 4 * MAX_BYTES, "{}", line.capacity());
+        let read =
+            read_line(&mut reader, &mut line, MAX_BYTES + 1).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: true,
+                cut: false
+            })
+        );
+        assert_eq!(line, b"short\n");
+        assert_eq!(read_line(&mut reader, &mut line, 10).ok(), Some(None));
+        // Skipped lines keep nothing.
+        let mut line = Vec::new();
+        let mut reader = BufReader::new(std::io::repeat(b'y').take(10 << 20));
+        let read = read_line(&mut reader, &mut line, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            Some(LineRead {
+                ended: false,
+                cut: true
+            })
+        );
+        assert!(
+            line.is_empty() && line.capacity() < 1024,
+            "{}",
+            line.capacity()
+        );
     }
 }
