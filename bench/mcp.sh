@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=30
 [ "${1:-}" = "--runs" ] && runs="$2"
-cargo build -q --release --locked -p mm
+cargo build -q --profile dist --locked -p mm
 cargo build -q --release --locked -p picomcp --example echo
-BIN="$PWD/target/release/mm"
+BIN="$PWD/target/dist/mm"
 ECHO="$PWD/target/release/examples/echo"
 tmp="$(mktemp -d)"
 cp -r examples/ops "$tmp/ops"

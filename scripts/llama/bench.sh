@@ -13,11 +13,11 @@
 #   tokens     completion tokens (server usage/timings)
 #   tok/s      server-side generation speed (timings.predicted_per_second)
 #   pp tok/s   server-side prompt processing speed (timings.prompt_per_second)
-# then (hook) the end-to-end seconds of the mm demo question if target/release/mm
+# then (hook) the end-to-end seconds of the mm demo question if target/dist/mm
 # exists. Output is a small Markdown table on stdout.
 #
 # Env: BENCH_MAX_TOKENS (default 128), BENCH_PROMPT, BENCH_LONG=0 (skip the ~1.2k-token
-#      prompt case), MM_BIN (default target/release/mm), BENCH_E2E_TIMEOUT (default 300 s)
+#      prompt case), MM_BIN (default target/dist/mm), BENCH_E2E_TIMEOUT (default 300 s)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -126,7 +126,7 @@ PY
 # ---------------------------------------------------------------------------
 # HOOK: end-to-end seconds for the demo question (runs only if mm is built).
 # ---------------------------------------------------------------------------
-MM_BIN="${MM_BIN:-$ROOT/target/release/mm}"
+MM_BIN="${MM_BIN:-$ROOT/target/dist/mm}"
 DEMO_Q="What is the status of the billing service?"
 echo
 if [[ -x "$MM_BIN" ]]; then
@@ -145,5 +145,5 @@ if [[ -x "$MM_BIN" ]]; then
   echo "mm output (first 20 lines):"
   head -20 "$CACHE/run/bench-e2e.out" | sed 's/^/    /'
 else
-  echo "## end-to-end: skipped ($MM_BIN not built; run 'cargo build --release' first)"
+  echo "## end-to-end: skipped ($MM_BIN not built; run 'cargo build --profile dist -p mm' first)"
 fi

@@ -94,6 +94,9 @@ pub struct TurnResult {
     pub junk: Option<Junk>,
 }
 
+/// At most this many tokens for the answer step (fewer if `limits.max_tokens` is lower).
+pub const ANSWER_MAX_TOKENS: u32 = 512;
+
 /// What the next request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ask {
@@ -195,6 +198,13 @@ pub async fn run_turn(
             Ask::Any | Ask::Answer => dialogue(messages, start),
         };
         let no_tools: [ToolSpec; 0] = [];
+        // An answer from results already in front of the model is short; a small model that
+        // rambles there (seen: Gemma 3 270M writing until an 8000-token limit, minutes on a
+        // CPU) is cut and judged like any cut answer.
+        let max_tokens = match ask {
+            Ask::Any => opts.limits.max_tokens,
+            Ask::Answer | Ask::FreshAnswer => opts.limits.max_tokens.min(ANSWER_MAX_TOKENS),
+        };
         let request = ChatRequest {
             messages: &sent,
             tools: if ask == Ask::FreshAnswer {
@@ -202,7 +212,7 @@ pub async fn run_turn(
             } else {
                 &specs
             },
-            max_tokens: opts.limits.max_tokens,
+            max_tokens,
             answer_only: ask != Ask::Any,
         };
         let reply = match ask_model(provider, &request, &strict, opts).await {
@@ -220,8 +230,12 @@ pub async fn run_turn(
         if truncated {
             (opts.events)(&Event::Warning {
                 message: format!(
-                    "the model's reply was cut at {} tokens (limits.max_tokens)",
-                    opts.limits.max_tokens
+                    "the model's reply was cut at {max_tokens} tokens ({})",
+                    if ask == Ask::Any {
+                        "limits.max_tokens"
+                    } else {
+                        "the answer step's limit"
+                    }
                 ),
             });
         }

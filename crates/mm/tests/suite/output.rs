@@ -385,6 +385,14 @@ fn after_a_call_written_as_text_the_answer_step_keeps_the_prompt_and_allows_no_c
     assert_eq!(tools(&requests[1]), tools(&requests[0]));
     assert_eq!(requests[1]["tool_choice"], "none");
     assert!(requests[0].get("tool_choice").is_none());
+    // An answer is short: the step asks for at most 512 tokens, the first request for the
+    // agent's limit.
+    assert_eq!(requests[1]["max_tokens"], 512, "{}", requests[1]);
+    assert!(
+        requests[0]["max_tokens"].as_u64() > Some(512),
+        "{}",
+        requests[0]
+    );
     assert!(
         requests[1]["grammar"]
             .as_str()
