@@ -75,3 +75,7 @@ pub struct ToolCallRecord {
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
 }
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;
