@@ -29,6 +29,9 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
     pub const TERMINATED: u8 = 143;
     pub const HANGUP: u8 = 129;
+    /// `--output-format stream-json` and the reader of stdout went away (128 + SIGPIPE, what a
+    /// shell reports for a writer a pipe ended).
+    pub const PIPE: u8 = 141;
 }
 
 /// A failure with the exit code it maps to; its message is printed as one line.

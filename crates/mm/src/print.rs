@@ -35,13 +35,21 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
 
     let format = cli.output_format;
     let human = Arc::new(Human::new());
+    let cancel = watch.start_turn();
+    let stream = (format == OutputFormat::StreamJson).then(|| {
+        let stream = Arc::new(json::StreamJson::new(cancel.clone()));
+        let watcher = stream.clone();
+        json::watch_stdout(move || watcher.close());
+        stream
+    });
+    let sink = stream.clone();
     let events: EventSink = Arc::new(move |event| {
         human.event(event);
-        if format == OutputFormat::StreamJson {
-            json::event_line(event);
+        if let Some(stream) = &sink {
+            stream.event(event);
         }
     });
-    let opts = env.turn_options(events, watch.start_turn());
+    let opts = env.turn_options(events, cancel);
     let started = Instant::now();
     let outcome = session
         .turn(
@@ -61,6 +69,10 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
     }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
+    if stream.as_ref().is_some_and(|s| s.closed()) {
+        // Nobody reads the rest: the turn was cancelled and its tools killed.
+        return Ok(signal_or(ending, exit::PIPE));
+    }
     let result = match outcome {
         Ok(result) => result,
         Err(error) => {
@@ -122,4 +134,9 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         (None, StopReason::MaxTurns | StopReason::Loop | StopReason::NoAnswer) => exit::STOPPED,
         (None, StopReason::Cancelled) => exit::INTERRUPTED,
     })
+}
+
+/// The code of the signal that ended mm, if one did, else `code`.
+fn signal_or(ending: Option<crate::signals::Signal>, code: u8) -> u8 {
+    ending.map_or(code, |signal| signal.exit_code())
 }

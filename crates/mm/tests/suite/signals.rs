@@ -370,3 +370,32 @@ wait
         "the turn ended before mm did: {stdout}"
     );
 }
+
+/// `mm -p … --output-format stream-json | head -1`: once the reader is gone, nobody reads the
+/// rest of the turn. mm cancels it (the tool's group is killed, the model not asked again) and
+/// exits 141, as a writer a pipe ended does — without waiting for the tool's next output.
+#[test]
+fn a_closed_stdout_cancels_a_stream_json_turn_and_exits_141() {
+    let case = Case::new(&agent_with_tools(TOOL));
+    case.script("sleepers", SLEEPERS);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("sleepers", "{}"),
+        Reply::text("never"),
+    ]);
+    let (mut mm, _stdin) = spawn_mm(
+        &case,
+        &server,
+        &["-p", "go", "--output-format", "stream-json"],
+    );
+    let (group, sleeps) = running_group(case.path());
+    // The reader reads the first line (the call), then goes away.
+    let mut stdout = std::io::BufReader::new(mm.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).expect("first line");
+    assert!(first.contains(r#""type":"tool_call""#), "{first}");
+    drop(stdout);
+    let status = exit_status(&mut mm);
+    assert_eq!(status.code(), Some(141));
+    assert_group_gone(group, &sleeps);
+    assert_eq!(server.request_count(), 1);
+}
