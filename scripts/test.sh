@@ -16,6 +16,7 @@ scripts/setup.sh
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+scripts/check-deps.py   # no unused dependency, one version of each (issue 20)
 
 step "build"
 cargo build --workspace --all-targets --locked

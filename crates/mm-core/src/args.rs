@@ -93,7 +93,65 @@ pub struct ParamSpec {
     /// Used when the model omits the parameter.
     pub default: Option<Value>,
     /// MCP only: the property's full JSON Schema, for structural checks of arrays and objects.
-    pub schema: Option<Value>,
+    pub schema: Option<PropertySchema>,
+}
+
+/// An MCP property's JSON Schema, compiled once when the tool is listed.
+#[derive(Clone)]
+pub struct PropertySchema {
+    value: Value,
+    /// The compiled check, or why the schema cannot be used (its values are then not checked
+    /// here: the server's tool judges them, and mm says so at start-up).
+    validator: Result<std::sync::Arc<jsonschema::Validator>, String>,
+}
+
+impl PropertySchema {
+    pub fn new(value: Value) -> Self {
+        let validator = jsonschema::validator_for(&value)
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string());
+        Self { value, validator }
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Why the schema cannot be used, when it cannot.
+    pub fn broken(&self) -> Option<&str> {
+        self.validator.as_ref().err().map(String::as_str)
+    }
+
+    /// The structural check of a value (arrays, objects, ranges, patterns…).
+    fn check(&self, value: &Value) -> Result<(), Vec<String>> {
+        let Ok(validator) = &self.validator else {
+            return Ok(());
+        };
+        let reasons: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| match e.instance_path().as_str() {
+                "" => e.to_string(),
+                path => format!("at {path}: {e}"),
+            })
+            .collect();
+        if reasons.is_empty() {
+            Ok(())
+        } else {
+            Err(reasons)
+        }
+    }
+}
+
+impl std::fmt::Debug for PropertySchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+impl PartialEq for PropertySchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
 }
 
 /// The parameters of a tool, in declaration order.
@@ -199,7 +257,7 @@ impl Params {
     fn schema_for_model(&self, say_required: bool) -> Value {
         let mut properties = Map::new();
         for spec in &self.params {
-            let mut property = match (&spec.schema, spec.ty) {
+            let mut property = match (spec.schema.as_ref().map(PropertySchema::value), spec.ty) {
                 // MCP arrays and objects keep their structure (items, properties), simplified.
                 (Some(schema), ParamType::Array | ParamType::Object) => {
                     let mut nested = simplified(schema, schema, 0);
@@ -238,7 +296,7 @@ impl Params {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for spec in &self.params {
-            let mut property = match &spec.schema {
+            let mut property = match spec.schema.as_ref().map(PropertySchema::value) {
                 Some(Value::Object(schema)) => schema.clone(),
                 _ => Map::new(),
             };
@@ -295,7 +353,7 @@ impl Params {
                     required: required.contains(&name.as_str()),
                     enum_values: field("enum").and_then(Value::as_array).cloned(),
                     default: field("default").cloned(),
-                    schema: Some(with_definitions(property, schema)),
+                    schema: Some(PropertySchema::new(with_definitions(property, schema))),
                 });
             }
         }
@@ -303,6 +361,14 @@ impl Params {
             params,
             deny_unknown,
         }
+    }
+
+    /// The parameters whose MCP schema cannot be used, with why: `(name, reason)`.
+    pub fn broken_schemas(&self) -> Vec<(&str, &str)> {
+        self.params
+            .iter()
+            .filter_map(|p| Some((p.name.as_str(), p.schema.as_ref()?.broken()?)))
+            .collect()
     }
 
     fn closest_name(&self, name: &str) -> Option<&str> {
@@ -358,7 +424,7 @@ impl ParamSpec {
             }
         }
         if let Some(schema) = &self.schema {
-            check_schema(schema, &value)?;
+            schema.check(&value)?;
         }
         Ok(value)
     }
@@ -684,30 +750,6 @@ fn same_value(ty: ParamType, allowed: &Value, value: &Value) -> bool {
         }
         (Ok(a), b) => a == *b,
         (Err(_), b) => allowed == b,
-    }
-}
-
-/// The structural check of an MCP property (arrays, objects, ranges, patterns…).
-fn check_schema(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
-    let validator = match jsonschema::validator_for(schema) {
-        Ok(validator) => validator,
-        Err(e) => {
-            // The server's schema is broken: its tool judges the value itself.
-            tracing::warn!("unusable parameter schema ({e}); the value is not checked");
-            return Ok(());
-        }
-    };
-    let reasons: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| match e.instance_path().as_str() {
-            "" => e.to_string(),
-            path => format!("at {path}: {e}"),
-        })
-        .collect();
-    if reasons.is_empty() {
-        Ok(())
-    } else {
-        Err(reasons)
     }
 }
 

@@ -388,3 +388,25 @@ fn strict_schema_states_required_and_enum_for_constrained_replies() {
         })
     );
 }
+
+#[test]
+fn a_schema_that_cannot_be_compiled_is_named_and_its_values_pass_unchecked() {
+    let params = Params::from_json_schema(&json!({
+        "type": "object",
+        "properties": {
+            "q": {"type": "string", "pattern": "(["},
+            "n": {"type": "integer", "maximum": 5}
+        }
+    }));
+    let broken = params.broken_schemas();
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert_eq!(broken[0].0, "q");
+    assert!(!broken[0].1.is_empty());
+    assert!(params.validate(r#"{"q": "(((", "n": 3}"#).is_ok());
+    // The other parameter's compiled schema still checks.
+    let invalid = params.validate(r#"{"q": "a", "n": 9}"#).unwrap_err();
+    assert!(
+        invalid.problems.iter().any(|p| p.starts_with("n:")),
+        "{invalid:?}"
+    );
+}

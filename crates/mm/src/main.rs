@@ -56,12 +56,25 @@ impl Failure {
     }
 }
 
+/// The libraries' diagnostics (`tracing`) on stderr: warnings, or what `MM_LOG` asks for
+/// (`MM_LOG=debug`, `MM_LOG=mm_core::provider=trace`; the `tracing` filter syntax).
+fn init_log() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(Command::EvalRecord { program, args }) = &cli.command {
         // No runtime, no signals: it records and becomes the program.
         return ExitCode::from(eval::record(program, args));
     }
+    init_log();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

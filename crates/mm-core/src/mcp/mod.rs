@@ -93,7 +93,10 @@ pub async fn connect(
         .zip(futures::future::join_all(attempts).await)
     {
         match result {
-            Ok(server) => servers.push(server),
+            Ok(server) => {
+                warnings.extend(broken_schemas(&server));
+                servers.push(server);
+            }
             Err(why) => warnings.push(format!(
                 "MCP server {}: {why}; going on without it",
                 config.name
@@ -101,6 +104,22 @@ pub async fn connect(
         }
     }
     (servers, warnings)
+}
+
+/// A warning for each parameter whose schema cannot be compiled: its values reach the server
+/// unchecked by mm (the server's own tool still judges them).
+fn broken_schemas(server: &McpServer) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for tool in &server.tools {
+        for (param, why) in tool.broken_schemas() {
+            warnings.push(format!(
+                "MCP server {}: tool {}: the schema of `{param}` cannot be used ({why}); its values are sent unchecked",
+                server.name,
+                tool.remote_name()
+            ));
+        }
+    }
+    warnings
 }
 
 async fn start(

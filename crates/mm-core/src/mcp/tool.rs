@@ -66,6 +66,11 @@ impl McpTool {
     pub fn remote_name(&self) -> &str {
         &self.remote
     }
+
+    /// The parameters whose schema mm cannot compile, with why.
+    pub(crate) fn broken_schemas(&self) -> Vec<(&str, &str)> {
+        self.params.broken_schemas()
+    }
 }
 
 /// `prefix` + `name`, with every character a model API refuses in a function name replaced by

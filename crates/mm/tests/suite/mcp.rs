@@ -451,3 +451,51 @@ fn a_tool_of_a_typescript_sdk_server_is_called() {
         answers[1]
     );
 }
+
+/// A stdio MCP server (Python) whose one tool has a parameter schema no validator accepts (a
+/// pattern that is not a regex).
+const BROKEN_SCHEMA_SERVER: &str = r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg["method"]
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "broken", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "find", "description": "Finds.", "inputSchema": {
+            "type": "object", "properties": {"q": {"type": "string", "pattern": "(["}}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "found " + msg["params"]["arguments"]["q"]}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+#[test]
+fn a_schema_mm_cannot_compile_is_a_start_up_warning_and_its_values_go_unchecked() {
+    let case = Case::new(
+        "---\nbuiltins: []\nmcp:\n  b: {command: [\"python3\", \"./server.py\"]}\n---\nYou are a test agent.\n",
+    );
+    std::fs::write(case.path().join("server.py"), BROKEN_SCHEMA_SERVER).expect("server.py");
+    let server =
+        ScriptedServer::start(vec![call("b_find", json!({"q": "x"})), Reply::text("done")]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "go", "--yolo"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("MCP server b: tool find: the schema of `q` cannot be used ("),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("cannot be used").count(),
+        1,
+        "said once: {stderr}"
+    );
+    let result = serde_json::to_string(&server.requests()[1]["messages"]).expect("json");
+    assert!(result.contains("found x"), "{result}");
+}

@@ -94,3 +94,30 @@ fn the_api_key_comes_from_the_variable_named_by_api_key_env() {
         vec![Some("Bearer sk-test-123".to_string())]
     );
 }
+
+/// `MM_LOG` shows the libraries' diagnostics on stderr (here the retry's debug line); without
+/// it only warnings would show, and stdout still carries only the answer.
+#[test]
+fn mm_log_shows_diagnostics_on_stderr_only_when_asked() {
+    let case = Case::new("---\n---\nTest.\n");
+    for (log, shown) in [(Some("mm_core=debug"), true), (None, false)] {
+        let server =
+            ScriptedServer::start(vec![Reply::status(503, "busy"), Reply::text("recovered")]);
+        let mut command = case.mm(&server);
+        command.env_remove("MM_LOG");
+        if let Some(log) = log {
+            command.env("MM_LOG", log);
+        }
+        let out = command
+            .args(["-p", "hi"])
+            .assert()
+            .success()
+            .stdout("recovered\n");
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            stderr.contains("retrying the model request"),
+            shown,
+            "MM_LOG={log:?}: {stderr}"
+        );
+    }
+}
