@@ -4,6 +4,7 @@
 
 mod cli;
 mod consent;
+mod dirs;
 mod eval;
 mod interactive;
 mod print;
@@ -115,11 +116,22 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
 async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
     if let Some(Command::Eval(args)) = &cli.command {
         // The suite names its agent; no ./mm.md is read.
-        return eval::run(&cli, args, watch).await;
+        let flags = eval::Flags {
+            model: cli.model.clone(),
+            base_url: cli.base_url.clone(),
+            max_turns: cli.max_turns,
+            temperature: cli.temperature,
+            seed: cli.seed,
+        };
+        return eval::run(&flags, args, watch).await;
     }
     let mut env = setup::resolve(&cli)?;
     // Before anything the folder's files start (MCP servers) or grant is applied.
-    env.trust = trust::settle(&cli, &mut env).await?;
+    let (trusted, settled) = trust::settle(&cli, &env.cwd, &env.folder).await?;
+    if !trusted {
+        env.untrust(&cli);
+    }
+    env.trust = settled;
     // MCP servers are started for what offers tools to a model (or shows them), not for
     // `mm check` (it reads the file) or `mm serve` (it serves the declared tools only).
     let clients = match cli.command {

@@ -11,27 +11,14 @@ use crate::cli::Cli;
 use crate::render::{escape, warn};
 use crate::setup::{Env, write_stdout};
 
-/// `$XDG_DATA_HOME/mm`, else `~/.local/share/mm` (XDG: a relative `XDG_DATA_HOME` is ignored).
-pub fn data_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    match xdg {
-        Some(dir) => Some(dir.join("mm")),
-        None => std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(|home| PathBuf::from(home).join(".local/share/mm")),
-    }
-}
-
 /// The prompt history of interactive mode.
 pub fn history_file() -> Option<PathBuf> {
-    data_dir().map(|d| d.join("history"))
+    crate::dirs::data_dir().map(|d| d.join("history"))
 }
 
 fn store() -> SessionStore {
     // Without a home there is nowhere to keep sessions but the temporary folder.
-    let dir = data_dir().unwrap_or_else(|| std::env::temp_dir().join("mm"));
+    let dir = crate::dirs::data_dir().unwrap_or_else(|| std::env::temp_dir().join("mm"));
     SessionStore::new(dir.join("sessions"))
 }
 

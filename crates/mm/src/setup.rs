@@ -45,6 +45,23 @@ pub struct Env {
 }
 
 impl Env {
+    /// Leaves out what the folder grants (it is not trusted): its MCP stdio servers, hooks,
+    /// `yolo`, allow rules (of the agent file and `.mm/permissions`), and the key sent to its
+    /// `base_url`.
+    pub fn untrust(&mut self, cli: &Cli) {
+        let agent_too = self.folder.agent_is_the_folders;
+        if agent_too {
+            mm_core::trust::take_back(&mut self.config, cli.yolo, cli.base_url.is_none());
+        }
+        self.permissions = self.permissions.clone().without_grants(agent_too, cli.yolo);
+        self.registry = mm_core::Registry::from_config(&self.config, &self.skills);
+        crate::render::warn(&format!(
+            "this folder is not trusted: what its files grant is not applied (MCP commands, hooks, \
+             yolo, allow rules, the API key); the answer is kept in {}",
+            crate::trust::store().path().display()
+        ));
+    }
+
     /// The system prompt: the agent's instructions, then the skills catalogue (when `read_skill`
     /// is offered and there are skills).
     pub fn instructions(&self) -> String {

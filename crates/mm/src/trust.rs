@@ -18,7 +18,7 @@
 //! which ask before they run; skills; instructions).
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mm_core::trust::{Grants, TrustStore};
@@ -26,7 +26,6 @@ use mm_core::trust::{Grants, TrustStore};
 use crate::cli::{Cli, Command};
 use crate::consent::visible;
 use crate::render::escape;
-use crate::setup::Env;
 use crate::{Failure, render};
 
 /// What a folder's own files grant, as `setup::resolve` found it.
@@ -39,7 +38,7 @@ pub struct Folder {
 
 /// The trust file: `$XDG_DATA_HOME/mm/trusted-folders.json`.
 pub fn store() -> TrustStore {
-    let dir = crate::sessions::data_dir().unwrap_or_else(|| std::env::temp_dir().join("mm"));
+    let dir = crate::dirs::data_dir().unwrap_or_else(|| std::env::temp_dir().join("mm"));
     TrustStore::new(dir.join("trusted-folders.json"))
 }
 
@@ -66,21 +65,29 @@ impl Settled {
     }
 }
 
-/// Decides whether the folder is trusted — asking on the terminal when it must — and takes
-/// back what it grants when it is not. Call before anything is started (MCP servers).
-pub async fn settle(cli: &Cli, env: &mut Env) -> Result<Option<Arc<Settled>>, Failure> {
-    let grants = env.folder.grants.clone();
+/// Decides whether the folder is trusted — asking on the terminal when it must. Returns the
+/// answer (when `false`, the caller takes back what the folder grants: [`Env::untrust`]) and,
+/// in interactive mode, the settled trust for the consent dialog. Call before anything is
+/// started (MCP servers).
+///
+/// [`Env::untrust`]: crate::setup::Env::untrust
+pub async fn settle(
+    cli: &Cli,
+    cwd: &Path,
+    folder: &Folder,
+) -> Result<(bool, Option<Arc<Settled>>), Failure> {
+    let grants = folder.grants.clone();
     let store = store();
     let interactive = cli.print.is_none() && matches!(cli.command, None | Some(Command::Tools));
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let trusted = if grants.is_empty() || !interactive || !terminal {
         true
-    } else if let Some(answer) = store.answer(&env.cwd, &grants) {
+    } else if let Some(answer) = store.answer(cwd, &grants) {
         answer
     } else {
-        match ask(&env.cwd, &grants).await? {
+        match ask(cwd, &grants).await? {
             Some(answer) => {
-                if let Err(e) = store.remember(&env.cwd, &grants, answer) {
+                if let Err(e) = store.remember(cwd, &grants, answer) {
                     render::warn(&format!(
                         "the answer is not remembered ({}: {e}); mm asks again next time",
                         store.path().display()
@@ -92,38 +99,20 @@ pub async fn settle(cli: &Cli, env: &mut Env) -> Result<Option<Arc<Settled>>, Fa
             None => false,
         }
     };
-    if !trusted {
-        untrust(cli, env);
-    }
-    Ok(interactive.then(|| {
+    let settled = interactive.then(|| {
         Arc::new(Settled {
             store,
-            folder: env.cwd.clone(),
+            folder: cwd.to_path_buf(),
             grants: Mutex::new(grants),
             trusted,
         })
-    }))
-}
-
-/// Leaves out what the folder grants: its MCP stdio servers, hooks, `yolo`, allow rules (of
-/// the agent file and `.mm/permissions`), and the key sent to its `base_url`.
-fn untrust(cli: &Cli, env: &mut Env) {
-    let agent_too = env.folder.agent_is_the_folders;
-    if agent_too {
-        mm_core::trust::take_back(&mut env.config, cli.yolo, cli.base_url.is_none());
-    }
-    env.permissions = env.permissions.clone().without_grants(agent_too, cli.yolo);
-    env.registry = mm_core::Registry::from_config(&env.config, &env.skills);
-    render::warn(&format!(
-        "this folder is not trusted: what its files grant is not applied (MCP commands, hooks, \
-         yolo, allow rules, the API key); the answer is kept in {}",
-        store().path().display()
-    ));
+    });
+    Ok((trusted, settled))
 }
 
 /// Asks on stderr, reads the answer from stdin (off the runtime's thread, so that a signal
 /// still ends mm). `y` trusts, `n` does not; `None` at the end of the input.
-async fn ask(folder: &std::path::Path, grants: &Grants) -> Result<Option<bool>, Failure> {
+async fn ask(folder: &Path, grants: &Grants) -> Result<Option<bool>, Failure> {
     let mut text = String::from("\nThis folder's files would:\n");
     for line in grants.lines() {
         text.push_str(&format!("  - {}\n", visible(line)));

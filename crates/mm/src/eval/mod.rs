@@ -25,7 +25,6 @@ use self::report::{Results, RunRecord};
 use self::run::{Options, Planned};
 use self::suite::{Model, Suite};
 use self::workspace::Workspace;
-use crate::cli::Cli;
 use crate::signals::Watch;
 use crate::{Failure, exit};
 
@@ -57,6 +56,16 @@ pub struct EvalArgs {
     pub mm_binary: Option<PathBuf>,
 }
 
+/// The global flags `mm eval` takes from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: Option<u32>,
+    pub temperature: Option<f64>,
+    pub seed: Option<u64>,
+}
+
 /// A suite, ready to run: its folder copy and the models it measures.
 struct Prepared {
     suite: Suite,
@@ -64,7 +73,7 @@ struct Prepared {
     models: Vec<Model>,
 }
 
-pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failure> {
+pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Failure> {
     let mm = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find mm's own binary: {e}")))?;
     let mut prepared: Vec<Arc<Prepared>> = Vec::new();
@@ -99,7 +108,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
             .ok_or_else(|| {
                 Failure::usage(format!("{}: no such agent file", agent_path.display()))
             })?;
-        let models = models(cli, &suite, &config.model);
+        let models = models(flags, &suite, &config.model);
         let workspace =
             Workspace::prepare(&config, &agent_dir, &mm, path).map_err(Failure::runtime)?;
         prepared.push(Arc::new(Prepared {
@@ -108,7 +117,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
             models,
         }));
     }
-    let seeds = seeds(cli);
+    let seeds = seeds(flags);
     let plan = plan(&prepared, seeds);
     let total = plan.len();
     let listed: Vec<String> = args
@@ -122,7 +131,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
         args.jobs
     );
     let most_runs = prepared.iter().map(|p| p.suite.runs).max().unwrap_or(1);
-    if most_runs > 1 && cli.temperature.is_none_or(|t| t == 0.0) {
+    if most_runs > 1 && flags.temperature.is_none_or(|t| t == 0.0) {
         eprintln!(
             "mm eval: {most_runs} runs per case without --temperature (or at 0): with greedy \
              decoding they will be the same run; --temperature 0.7 makes them differ"
@@ -131,8 +140,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
 
     let options = Arc::new(Options {
         mm: args.mm_binary.clone().unwrap_or(mm),
-        max_turns: cli.max_turns,
-        temperature: cli.temperature,
+        max_turns: flags.max_turns,
+        temperature: flags.temperature,
     });
     let cancel = watch.start_turn();
     let progress = Arc::new(Progress::new(total));
@@ -180,7 +189,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
         suite: listed.join(", "),
         suites: prepared.iter().map(|p| p.suite.name.clone()).collect(),
         date: today(),
-        temperature: cli.temperature,
+        temperature: flags.temperature,
         seed: seeds,
         interrupted: done.len() < total,
         runs: done.into_iter().map(|(_, r)| r).collect(),
@@ -195,8 +204,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs, watch: &Watch) -> Result<u8, Failur
 
 /// The base seed, when seeds are sent: with `--temperature` or `--seed` (default 1); each run
 /// sends this plus its number, so that its runs differ and a rerun repeats them.
-fn seeds(cli: &Cli) -> Option<u64> {
-    (cli.temperature.is_some() || cli.seed.is_some()).then(|| cli.seed.unwrap_or(1))
+fn seeds(flags: &Flags) -> Option<u64> {
+    (flags.temperature.is_some() || flags.seed.is_some()).then(|| flags.seed.unwrap_or(1))
 }
 
 /// The modes of every suite, in the order first met (the table's columns).
@@ -212,12 +221,17 @@ fn suite_modes(prepared: &[Arc<Prepared>]) -> Vec<Mode> {
 
 /// The models: `--base-url` / `--model` given on the command line replace the suite's; a
 /// suite without models measures the agent's own.
-fn models(cli: &Cli, suite: &Suite, agent_model: &str) -> Vec<Model> {
-    if cli.base_url.is_some() || cli.model.is_some() || suite.models.is_empty() {
+fn models(flags: &Flags, suite: &Suite, agent_model: &str) -> Vec<Model> {
+    if flags.base_url.is_some() || flags.model.is_some() || suite.models.is_empty() {
         return vec![Model {
-            name: Some(cli.model.clone().unwrap_or_else(|| agent_model.to_string())),
-            model: cli.model.clone(),
-            base_url: cli.base_url.clone(),
+            name: Some(
+                flags
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| agent_model.to_string()),
+            ),
+            model: flags.model.clone(),
+            base_url: flags.base_url.clone(),
             base_urls: Vec::new(),
         }];
     }

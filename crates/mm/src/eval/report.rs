@@ -8,8 +8,32 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::judge::FailureClass;
-use super::run::ToolResult;
 use super::suite::Mode;
+
+/// A tool call's result as the model read it (a `tool_result` event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub name: String,
+    pub ok: bool,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    pub content: String,
+}
+
+impl ToolResult {
+    /// The result is what a program (or tool) that ran printed, not a text mm wrote instead of
+    /// running it (an invalid or unknown call, a refusal). A program that failed counts as run:
+    /// its result ends like mm's pipeline ends one (docs/tools.md), which is all an MCP
+    /// client sees of it.
+    pub fn ran(&self) -> bool {
+        let last = self.content.lines().last().unwrap_or_default();
+        self.ok
+            || self.exit_code.is_some()
+            || last.starts_with("exit code ")
+            || last.starts_with("timed out after ")
+            || last == "killed by a signal"
+    }
+}
 
 /// One run, as written to the JSON file. Fields an older results.json lacks get their
 /// defaults: such a run is *unjudged* (`judged: false`, its `ok` from the calls alone).
