@@ -20,6 +20,7 @@ use crate::prompt::CompleteRequest;
 use crate::resource::ResourceRequest;
 use crate::result::CallToolResult;
 use crate::schema::{invalid_arguments, invalid_output};
+use crate::server::ServerInner;
 use crate::session::{ClientState, LogLevel, Outbound, Session};
 use crate::tool::BoxFuture;
 
@@ -43,6 +44,7 @@ impl Session {
     /// is never missed).
     pub(crate) fn handle(
         self: &Arc<Self>,
+        server: &Arc<ServerInner>,
         message: Incoming,
         out: &Outbound,
     ) -> Option<BoxFuture<Option<String>>> {
@@ -50,9 +52,10 @@ impl Session {
             Incoming::Request { id, method, params } => {
                 let token = self.begin(&id);
                 let session = Arc::clone(self);
+                let server = Arc::clone(server);
                 let out = out.clone();
                 Some(Box::pin(async move {
-                    let work = route(&session, &id, &method, params, out, token.clone());
+                    let work = route(&server, &session, &id, &method, params, out, token.clone());
                     let result = tokio::select! {
                         biased;
                         () = token.cancelled() => None,
@@ -110,6 +113,7 @@ fn required_str(params: &Map<String, Value>, key: &str) -> Result<String, Protoc
 }
 
 async fn route(
+    server: &ServerInner,
     session: &Arc<Session>,
     id: &RequestId,
     method: &str,
@@ -117,7 +121,6 @@ async fn route(
     out: Outbound,
     token: tokio_util::sync::CancellationToken,
 ) -> Result<Reply, ProtocolError> {
-    let server = &session.server;
     let mut params = params_object(params)?;
     let ctx = |meta| {
         Ctx::new(
@@ -131,10 +134,10 @@ async fn route(
     let reply = match method {
         "tools/call" => {
             let meta = take_meta(&mut params);
-            return call_tool(session, params, ctx(meta)).await.map(Reply::Tool);
+            return call_tool(server, params, ctx(meta)).await.map(Reply::Tool);
         }
         "ping" => json!({}),
-        "initialize" => initialize(session, &params),
+        "initialize" => initialize(server, session, &params),
         "tools/list" => {
             let tools: Vec<&Value> = server.tools.iter().map(|t| &t.descriptor).collect();
             json!({ "tools": tools })
@@ -150,7 +153,7 @@ async fn route(
         "resources/read" => {
             let meta = take_meta(&mut params);
             let uri = required_str(&params, "uri")?;
-            read_resource(session, uri, ctx(meta)).await?
+            read_resource(server, uri, ctx(meta)).await?
         }
         "resources/subscribe" => {
             session.subscribe(required_str(&params, "uri")?);
@@ -201,7 +204,7 @@ async fn route(
     Ok(Reply::Json(reply))
 }
 
-fn initialize(session: &Session, params: &Map<String, Value>) -> Value {
+fn initialize(server: &ServerInner, session: &Session, params: &Map<String, Value>) -> Value {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -219,7 +222,6 @@ fn initialize(session: &Session, params: &Map<String, Value>) -> Value {
         protocol_version: version.to_string(),
         capabilities,
     });
-    let server = &session.server;
     let mut info = Map::new();
     info.insert("name".into(), Value::String(server.name.clone()));
     info.insert("version".into(), Value::String(server.version.clone()));
@@ -237,13 +239,12 @@ fn initialize(session: &Session, params: &Map<String, Value>) -> Value {
 }
 
 async fn call_tool(
-    session: &Session,
+    server: &ServerInner,
     mut params: Map<String, Value>,
     ctx: Ctx,
 ) -> Result<CallToolResult, ProtocolError> {
     let name = required_str(&params, "name")?;
-    let tool = session
-        .server
+    let tool = server
         .tool(&name)
         .ok_or_else(|| ProtocolError::invalid_params(format!("Unknown tool: {name}")))?;
     let mut args = match params.remove("arguments") {
@@ -273,8 +274,11 @@ async fn call_tool(
     Ok(result)
 }
 
-async fn read_resource(session: &Session, uri: String, ctx: Ctx) -> Result<Value, ProtocolError> {
-    let server = &session.server;
+async fn read_resource(
+    server: &ServerInner,
+    uri: String,
+    ctx: Ctx,
+) -> Result<Value, ProtocolError> {
     let (handler, params) = if let Some(entry) = server.resource(&uri) {
         (&entry.handler, Default::default())
     } else {

@@ -66,7 +66,29 @@ fn server() -> Server {
     s
 }
 
-async fn call(session: &Arc<Session>, line: &str, out: &Outbound) -> Option<Value> {
+/// A session of a server, as a transport holds them.
+struct Conn {
+    server: Arc<ServerInner>,
+    session: Arc<Session>,
+}
+
+impl Conn {
+    fn handle(&self, message: Incoming, out: &Outbound) -> Option<BoxFuture<Option<String>>> {
+        self.session.handle(&self.server, message, out)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.session.in_flight()
+    }
+}
+
+fn connect(server: Server) -> Conn {
+    let server = server.into_inner();
+    let session = server.new_session();
+    Conn { server, session }
+}
+
+async fn call(session: &Conn, line: &str, out: &Outbound) -> Option<Value> {
     let fut = session.handle(Incoming::parse(line.as_bytes()).unwrap(), out)?;
     fut.await.map(|s| serde_json::from_str(&s).unwrap())
 }
@@ -98,7 +120,7 @@ fn registration_errors() {
 
 #[tokio::test]
 async fn output_is_validated() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     let good = call(&session, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"good","arguments":{"sku":"A"}}}"#, &tx).await.unwrap();
     assert_eq!(
@@ -137,7 +159,7 @@ async fn output_is_validated() {
 
 #[tokio::test]
 async fn no_response_after_cancel() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     let req = r#"{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait","arguments":{"ms":10000}}}"#;
     let fut = session
@@ -159,7 +181,7 @@ async fn no_response_after_cancel() {
 
 #[tokio::test]
 async fn unknown_method_and_tool_are_protocol_errors() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     let r = call(&session, r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, &tx)
         .await
@@ -177,7 +199,7 @@ async fn unknown_method_and_tool_are_protocol_errors() {
 
 #[tokio::test]
 async fn version_negotiation() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     for (asked, got) in [
         ("2025-06-18", "2025-06-18"),
@@ -194,7 +216,7 @@ async fn version_negotiation() {
 
 #[tokio::test]
 async fn validation_can_be_skipped() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     let r = call(&session, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"raw","arguments":{"n":"5"}}}"#, &tx).await.unwrap();
     assert_eq!(r["result"]["structuredContent"], json!({"n": "5"}));
@@ -202,7 +224,7 @@ async fn validation_can_be_skipped() {
 
 #[tokio::test]
 async fn dynamic_tools_get_schema_defaults() {
-    let session = Session::new(server().into_inner());
+    let session = connect(server());
     let (tx, _rx) = mpsc::unbounded_channel();
     let r = call(
         &session,

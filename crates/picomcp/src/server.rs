@@ -87,7 +87,14 @@ impl ServerInner {
         Value::Object(caps)
     }
 
-    pub(crate) fn register_session(&self, session: &Arc<Session>) {
+    /// A new session of this server, listed for its notifications ([`ServerHandle`]).
+    pub(crate) fn new_session(&self) -> Arc<Session> {
+        let session = Session::new();
+        self.register_session(&session);
+        session
+    }
+
+    fn register_session(&self, session: &Arc<Session>) {
         let mut list = lock(&self.sessions);
         // Prune dead entries now and then so the list stays proportional to live sessions.
         if list.len() >= 64 && list.len().is_power_of_two() {

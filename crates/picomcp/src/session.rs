@@ -14,7 +14,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{ProtocolError, RequestId};
-use crate::server::ServerInner;
 
 /// Where outgoing messages (already encoded) go.
 pub(crate) type Outbound = mpsc::UnboundedSender<String>;
@@ -71,7 +70,6 @@ pub(crate) struct ClientState {
 }
 
 pub(crate) struct Session {
-    pub(crate) server: Arc<ServerInner>,
     client: Mutex<Option<ClientState>>,
     log_level: AtomicU8,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -82,9 +80,10 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(server: Arc<ServerInner>) -> Arc<Self> {
-        let session = Arc::new(Self {
-            server,
+    /// A new session; [`ServerInner::new_session`](crate::server::ServerInner::new_session)
+    /// also lists it for the server's notifications.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
             client: Mutex::new(None),
             log_level: AtomicU8::new(LogLevel::Info as u8),
             in_flight: Mutex::new(HashMap::new()),
@@ -92,9 +91,7 @@ impl Session {
             next_id: AtomicI64::new(1),
             subscriptions: Mutex::new(HashSet::new()),
             standalone: Mutex::new(None),
-        });
-        session.server.register_session(&session);
-        session
+        })
     }
 
     pub(crate) fn set_client(&self, state: ClientState) {

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::SUPPORTED_PROTOCOL_VERSIONS;
 use crate::jsonrpc::{self, Incoming, ProtocolError, code};
-use crate::server::Server;
+use crate::server::{Server, ServerInner};
 use crate::session::Session;
 
 mod sessions;
@@ -242,20 +242,21 @@ async fn post(state: &Arc<HttpState>, headers: &HeaderMap, body: &Bytes) -> Resp
             Err(e) => return session_error(e),
         }
     };
-    let response = answer(&entry.session, message, sse_ok, !json_ok).await;
+    let response = answer(&state.server, &entry.session, message, sse_ok, !json_ok).await;
     state.touch(&entry);
     with_session_header(response, &entry.id)
 }
 
 /// Answers one message: 202 for notifications and responses; JSON or SSE for requests.
 async fn answer(
+    server: &Arc<ServerInner>,
     session: &Arc<Session>,
     message: Incoming,
     sse_ok: bool,
     sse_only: bool,
 ) -> Response {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let Some(mut work) = session.handle(message, &tx) else {
+    let Some(mut work) = session.handle(server, message, &tx) else {
         return StatusCode::ACCEPTED.into_response();
     };
     drop(tx);

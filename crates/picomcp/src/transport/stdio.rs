@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use crate::jsonrpc::{self, Incoming};
 use crate::server::Server;
-use crate::session::Session;
 
 const BUFFER: usize = 64 * 1024;
 
@@ -30,7 +29,8 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let session = Session::new(server.into_inner());
+    let server = server.into_inner();
+    let session = server.new_session();
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     session.set_standalone(Some(tx.clone()));
     let writer_task = tokio::spawn(write_loop(writer, rx));
@@ -53,7 +53,7 @@ where
                 let _ = tx.send(jsonrpc::encode_error(bad.id.as_ref(), &bad.error));
             }
             Ok(incoming) => {
-                if let Some(answer) = session.handle(incoming, &tx) {
+                if let Some(answer) = session.handle(&server, incoming, &tx) {
                     let tx = tx.clone();
                     tokio::spawn(async move {
                         if let Some(response) = answer.await {

@@ -168,7 +168,7 @@ pub(crate) struct HttpSession {
 }
 
 pub(crate) struct HttpState {
-    server: Arc<ServerInner>,
+    pub(crate) server: Arc<ServerInner>,
     pub(crate) config: HttpConfig,
     sessions: RwLock<HashMap<String, Arc<HttpSession>>>,
     started: Instant,
@@ -217,7 +217,7 @@ impl HttpState {
         }
         let entry = Arc::new(HttpSession {
             id: uuid::Uuid::new_v4().simple().to_string(),
-            session: Session::new(Arc::clone(&self.server)),
+            session: self.server.new_session(),
             last_seen_ms: AtomicU64::new(self.now_ms()),
         });
         self.write().insert(entry.id.clone(), Arc::clone(&entry));
