@@ -17,6 +17,12 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 scripts/check-deps.py   # no unused dependency, one version of each (issue 20)
+# No import cycle between sibling modules (the team's checker, beside the repository).
+if [[ -f ../shared/tools/modcycles.py ]]; then
+  python3 ../shared/tools/modcycles.py crates
+else
+  echo "module cycles: not checked (../shared/tools/modcycles.py is not beside this clone)"
+fi
 
 step "build"
 cargo build --workspace --all-targets --locked

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use crate::mcp::McpServer;
-use crate::tools::{Registry, Tool as _, ToolKind};
+use crate::registry::Registry;
+use crate::tools::{Tool as _, ToolKind};
 
 /// The size past which start-up warns. examples/ops with every built-in is under 3 KB; 16 KB
 /// leaves room for a few MCP servers while still catching a server or skill that blows up

@@ -6,8 +6,8 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent_file::AgentFileError;
 use crate::args::Params;
+use crate::diagnostic::AgentFileError;
 
 /// How tool calls are asked of the model (SPEC §2b).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,6 +35,10 @@ pub struct Limits {
     pub reply_timeout: Duration,
 }
 
+/// `ProviderConfig::reply_deadline` (and `limits.reply_timeout`) unless set: longer than any reply a local model writes
+/// within `max_tokens`, short enough that a stuck server does not hold mm for good.
+pub const DEFAULT_REPLY_DEADLINE: Duration = Duration::from_secs(600);
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
@@ -42,7 +46,7 @@ impl Default for Limits {
             max_output: 8000,
             loop_threshold: 5,
             max_tokens: 2048,
-            reply_timeout: crate::provider::DEFAULT_REPLY_DEADLINE,
+            reply_timeout: DEFAULT_REPLY_DEADLINE,
         }
     }
 }

@@ -10,6 +10,7 @@ mod args;
 mod body;
 pub mod budget;
 mod config;
+mod diagnostic;
 mod events;
 mod front_matter;
 mod hooks;
@@ -21,6 +22,7 @@ mod permissions;
 pub mod pipeline;
 mod process;
 pub mod provider;
+mod registry;
 mod regular;
 pub mod session;
 pub mod skills;
@@ -44,5 +46,6 @@ pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{
     PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, run_process, spawn_piped,
 };
-pub use tools::{Outcome, Registry, Tool, ToolCtx, ToolKind, ToolSpec};
+pub use registry::Registry;
+pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};

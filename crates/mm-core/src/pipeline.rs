@@ -27,7 +27,8 @@ use crate::permissions::{
     ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, always_rule, subject,
 };
 use crate::provider::ToolCall;
-use crate::tools::{Outcome, Progress, Registry, Tool, ToolCtx};
+use crate::registry::Registry;
+use crate::tools::{Outcome, Progress, Tool, ToolCtx};
 
 /// From the third identical call in a row on, the result tells the model it is repeating itself
 /// (SPEC §7).

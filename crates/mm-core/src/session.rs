@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 use self::read::{Stored, read_lines};
 use crate::events::{Event, EventSink};
 use crate::provider::{Message, Provider, ProviderError};
-use crate::tools::Registry;
+use crate::registry::Registry;
 use crate::turn::{TurnOptions, TurnResult, run_turn};
 
 mod read;

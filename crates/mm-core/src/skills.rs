@@ -30,8 +30,8 @@ use ignore::WalkBuilder;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Value};
 
-use crate::agent_file::AgentFileError;
 use crate::args::{ParamSpec, ParamType, Params};
+use crate::diagnostic::AgentFileError;
 use crate::front_matter::{FrontMatter, split_front_matter};
 use crate::output::Output;
 use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};

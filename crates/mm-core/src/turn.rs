@@ -41,7 +41,8 @@ use crate::pipeline::{CallPipeline, CallResult, CallState, Consent};
 use crate::provider::{
     ChatRequest, ChatResponse, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
-use crate::tools::{Registry, ToolSpec};
+use crate::registry::Registry;
+use crate::tools::ToolSpec;
 
 /// The tool whose result is never followed by the answer step: a skill tells the model what to
 /// call next.

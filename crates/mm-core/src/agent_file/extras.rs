@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::decode::{
+use super::read::{
     Cx, Result, child, command, duration, index, list, map, non_empty_string, string, unknown_key,
     valid_name,
 };

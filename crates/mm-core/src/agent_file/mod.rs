@@ -11,6 +11,7 @@
 
 mod decode;
 mod extras;
+mod read;
 mod tools;
 mod yaml;
 
@@ -19,7 +20,6 @@ pub use yaml::to_json as yaml_to_json;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
 use std::path::Path;
 
 use crate::config::AgentConfig;
@@ -29,30 +29,7 @@ use crate::front_matter::{FrontMatter, split_front_matter};
 /// the bound keeps nesting (hence recursion while walking the tree) shallow.
 const MAX_YAML_BYTES: usize = 1 << 20;
 
-/// An agent-file error: `FILE:LINE: KEY: MESSAGE` (`LINE` left out when 0, `KEY` when empty).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct AgentFileError {
-    pub file: String,
-    /// 1-based line in the agent file; 0 when the problem is not on a line (file unreadable).
-    pub line: usize,
-    /// The key path, like `tools.release.command[0]` (empty for file-level errors).
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for AgentFileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if self.line > 0 {
-            write!(f, ":{}", self.line)?;
-        }
-        f.write_str(": ")?;
-        if !self.key.is_empty() {
-            write!(f, "{}: ", self.key)?;
-        }
-        f.write_str(&self.message)
-    }
-}
+pub use crate::diagnostic::AgentFileError;
 
 /// Reads and checks the agent file at `path`.
 pub fn load_agent(path: &Path) -> Result<AgentConfig, AgentFileError> {
@@ -121,7 +98,7 @@ fn parse_shape(
         Some(yaml) => yaml::parse(yaml, first_line).map_err(|e| fail(e.line, e.message))?,
         None => None,
     };
-    let mut cx = decode::Cx::new(file.clone(), path);
+    let mut cx = read::Cx::new(file.clone(), path);
     let config = decode::agent(&mut cx, root.as_ref(), body)?;
     let config = AgentConfig {
         path: Some(path.to_path_buf()),

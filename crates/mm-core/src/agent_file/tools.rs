@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::decode::{
+use super::read::{
     Cx, Result, boolean, child, command, did_you_mean, duration, index, list, map, one_of, string,
     unknown_key, valid_name,
 };

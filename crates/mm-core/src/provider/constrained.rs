@@ -8,10 +8,12 @@
 //! tool results become user messages. Consecutive messages of one role are merged, because some
 //! templates (Gemma's, Mistral's) refuse roles that do not alternate.
 
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Message;
+use super::response_format::{
+    AnswerProperties, AnyOf, Branch, Const, JsonSchema, ResponseFormat, ToolProperties, TypeOnly,
+};
 use super::wire::WireMessage;
 use crate::tools::ToolSpec;
 
@@ -103,71 +105,6 @@ pub(crate) fn response_format(tools: &[ToolSpec], strict: &[Value]) -> ResponseF
             schema: AnyOf { any_of },
         },
     }
-}
-
-/// `{"type": "json_schema", "json_schema": {...}}`.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct ResponseFormat {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    json_schema: JsonSchema,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct JsonSchema {
-    name: &'static str,
-    strict: bool,
-    schema: AnyOf,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct AnyOf {
-    #[serde(rename = "anyOf")]
-    any_of: Vec<Branch>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-enum Branch {
-    Tool {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        properties: ToolProperties,
-        required: [&'static str; 2],
-        #[serde(rename = "additionalProperties")]
-        additional_properties: bool,
-    },
-    Answer {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        properties: AnswerProperties,
-        required: [&'static str; 1],
-        #[serde(rename = "additionalProperties")]
-        additional_properties: bool,
-    },
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct ToolProperties {
-    tool: Const,
-    arguments: Value,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct Const {
-    #[serde(rename = "const")]
-    value: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct AnswerProperties {
-    answer: TypeOnly,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct TypeOnly {
-    #[serde(rename = "type")]
-    kind: &'static str,
 }
 
 /// `{"tool":NAME,"arguments":ARGS}` as text, `tool` first (see [`response_format`]).

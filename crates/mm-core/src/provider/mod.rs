@@ -13,6 +13,7 @@ mod errors;
 mod fuzz_tests;
 mod gbnf;
 mod props;
+mod response_format;
 mod text_calls;
 mod think;
 mod wire;
@@ -114,9 +115,7 @@ pub enum StreamDelta {
     },
 }
 
-/// [`ProviderConfig::reply_deadline`] unless set: longer than any reply a local model writes
-/// within `max_tokens`, short enough that a stuck server does not hold mm for good.
-pub const DEFAULT_REPLY_DEADLINE: Duration = Duration::from_secs(600);
+pub use crate::config::DEFAULT_REPLY_DEADLINE;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use super::constrained::ResponseFormat;
+use super::response_format::ResponseFormat;
 use super::{Message, ToolCall, Usage};
 use crate::tools::ToolSpec;
 

@@ -5,7 +5,6 @@
 mod bash;
 mod declared;
 mod files;
-mod registry;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,7 +22,30 @@ pub use bash::BashTool;
 pub use declared::DeclaredTool;
 pub(crate) use declared::describe;
 pub use files::{FILE_TOOLS, file_tool};
-pub use registry::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS, Registry};
+/// Built-in tool names: reserved for declared tools even when the built-in is turned off.
+pub const BUILTIN_NAMES: &[&str] = &[
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "grep",
+    "read_skill",
+    "web_fetch",
+    "todo",
+];
+
+/// The built-ins that exist in this version; naming another one in `builtins:` is an
+/// agent-file error until it is written.
+pub const IMPLEMENTED_BUILTINS: &[&str] = &[
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "grep",
+    "read_skill",
+];
 
 /// A tool exactly as the model sees it (the OpenAI `function` object).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,36 +1,14 @@
-//! The set of tools offered to the model, built from the resolved config.
+//! The set of tools offered to the model, built from the resolved config: built-ins, declared
+//! tools, MCP tools and `read_skill`. Above `tools`, `mcp` and `skills`, which it gathers.
 
 use std::sync::Arc;
 
-use super::{BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolKind, ToolSpec, file_tool};
 use crate::config::AgentConfig;
 use crate::mcp::McpServer;
 use crate::skills::{Catalogue, ReadSkillTool};
-
-/// Built-in tool names: reserved for declared tools even when the built-in is turned off.
-pub const BUILTIN_NAMES: &[&str] = &[
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "grep",
-    "read_skill",
-    "web_fetch",
-    "todo",
-];
-
-/// The built-ins that exist in this version; naming another one in `builtins:` is an
-/// agent-file error until it is written.
-pub const IMPLEMENTED_BUILTINS: &[&str] = &[
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "grep",
-    "read_skill",
-];
+use crate::tools::{
+    BUILTIN_NAMES, BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolKind, ToolSpec, file_tool,
+};
 
 /// The tools offered to the model, in the order they are offered.
 #[derive(Default, Clone)]
