@@ -102,6 +102,7 @@ fn every_stop_reason_is_in_the_reference() {
         StopReason::Loop,
         StopReason::NoAnswer,
         StopReason::Cancelled,
+        StopReason::Error,
     ];
     for reason in reasons {
         match reason {
@@ -109,7 +110,8 @@ fn every_stop_reason_is_in_the_reference() {
             | StopReason::MaxTurns
             | StopReason::Loop
             | StopReason::NoAnswer
-            | StopReason::Cancelled => {}
+            | StopReason::Cancelled
+            | StopReason::Error => {}
         }
         let name = serde_json::to_value(reason).unwrap();
         let name = name.as_str().unwrap();

@@ -10,6 +10,9 @@ use crate::tools::{
     BUILTIN_NAMES, BashTool, DeclaredTool, FILE_TOOLS, Tool, ToolKind, ToolSpec, file_tool,
 };
 
+/// The instructions of an agent that has none.
+pub const DEFAULT_INSTRUCTIONS: &str = "You are mm, an assistant in the user's terminal. Use the tools when they help. Answer briefly.";
+
 /// The tools offered to the model, in the order they are offered.
 #[derive(Default, Clone)]
 pub struct Registry {
@@ -59,6 +62,31 @@ impl Registry {
 
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// Per tool, in the order of [`specs`](Self::specs): the schema its arguments must match in
+    /// constrained mode, with `required` and `enum` (which the specs leave out for the model).
+    pub fn strict_schemas(&self) -> Vec<serde_json::Value> {
+        self.tools
+            .iter()
+            .map(|t| t.params().strict_schema())
+            .collect()
+    }
+
+    /// The system prompt: the agent's instructions (mm's default ones when it has none), then
+    /// the skills catalogue when `read_skill` is offered and there are skills.
+    pub fn system_prompt(&self, instructions: &str, skills: &Catalogue) -> String {
+        let text = instructions.trim();
+        let text = if text.is_empty() {
+            DEFAULT_INSTRUCTIONS
+        } else {
+            text
+        };
+        if self.get("read_skill").is_some() {
+            format!("{text}{}", skills.prompt_section())
+        } else {
+            text.to_string()
+        }
     }
 
     /// The agent's declared tools alone, in file order (what `mm serve` offers).

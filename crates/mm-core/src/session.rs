@@ -38,7 +38,7 @@ use self::read::{Stored, read_lines};
 use crate::events::{Event, EventSink};
 use crate::provider::{Message, Provider, ProviderError};
 use crate::registry::Registry;
-use crate::turn::{TurnOptions, TurnResult, run_turn};
+use crate::turn::{StopReason, TurnOptions, TurnResult, run_turn};
 
 mod read;
 
@@ -436,7 +436,7 @@ impl Session {
                 "usage": result.usage,
             })),
             Err(error) => self.log.write(&json!({
-                "type": "turn_end", "stop_reason": "error", "error": error.to_string(),
+                "type": "turn_end", "stop_reason": StopReason::Error, "error": error.to_string(),
             })),
         }
         self.log.sync();

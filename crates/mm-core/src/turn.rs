@@ -62,6 +62,9 @@ pub enum StopReason {
     NoAnswer,
     /// The user interrupted.
     Cancelled,
+    /// The turn failed (the model server, after its retries): no result, an error instead. Set
+    /// by the front end, which gets the failure itself from [`run_turn`].
+    Error,
 }
 
 /// What a turn needs besides the provider, the tools and the conversation.
@@ -144,10 +147,7 @@ pub async fn run_turn(
     opts: &TurnOptions,
 ) -> Result<TurnResult, ProviderError> {
     let specs = registry.specs();
-    let strict: Vec<Value> = registry
-        .iter()
-        .map(|t| t.params().strict_schema())
-        .collect();
+    let strict = registry.strict_schemas();
     let names: Vec<String> = specs
         .iter()
         .map(|s| s.name.clone())

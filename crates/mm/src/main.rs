@@ -150,7 +150,7 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
         env.warn_over_budget();
     }
     let outcome = match cli.command {
-        Some(Command::Tools) => setup::print_tools(&env),
+        Some(Command::Tools) => setup::print_tools(&env).await,
         Some(Command::Check) => setup::print_check(&env),
         Some(Command::Sessions { all }) => sessions::list(&env.cwd, all).await,
         Some(Command::Serve { http }) => serve::run(env, http).await,

@@ -81,7 +81,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
                 OutputFormat::Text => {}
                 OutputFormat::Json | OutputFormat::StreamJson => {
                     let mut line = serde_json::json!({
-                        "type": "result", "result": "", "stop_reason": "error", "error": message,
+                        "type": "result", "result": "", "stop_reason": StopReason::Error, "error": message,
                         "duration_ms": duration_ms,
                     });
                     if let (true, Some(map)) = (session.is_saved(), line.as_object_mut()) {
@@ -133,6 +133,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
         (None, StopReason::Done) => exit::OK,
         (None, StopReason::MaxTurns | StopReason::Loop | StopReason::NoAnswer) => exit::STOPPED,
         (None, StopReason::Cancelled) => exit::INTERRUPTED,
+        (None, StopReason::Error) => exit::RUNTIME,
     })
 }
 

@@ -18,8 +18,6 @@ use crate::cli::Cli;
 
 /// The system prompt of an agent whose file gives no instructions. Kept short: small models pay
 /// for every token.
-const DEFAULT_INSTRUCTIONS: &str = "You are mm, an assistant in the user's terminal. Use the tools when they help. Answer briefly.";
-
 /// Everything a run needs, resolved from flags, environment and the agent file.
 pub struct Env {
     pub cwd: PathBuf,
@@ -62,20 +60,10 @@ impl Env {
         ));
     }
 
-    /// The system prompt: the agent's instructions, then the skills catalogue (when `read_skill`
-    /// is offered and there are skills).
+    /// The system prompt (mm-core assembles it: the instructions, then the skills catalogue).
     pub fn instructions(&self) -> String {
-        let text = self.config.instructions.trim();
-        let text = if text.is_empty() {
-            DEFAULT_INSTRUCTIONS
-        } else {
-            text
-        };
-        if self.registry.get("read_skill").is_some() {
-            format!("{text}{}", self.skills.prompt_section())
-        } else {
-            text.to_string()
-        }
+        self.registry
+            .system_prompt(&self.config.instructions, &self.skills)
     }
 
     /// The options of one turn: where tools run, the limits, consent (asked on the terminal
@@ -280,15 +268,14 @@ fn load_skills(config: &AgentConfig, cwd: &std::path::Path) -> Catalogue {
     catalogue
 }
 
-/// `mm tools`: the tools exactly as they are sent (the `tools` field of the request).
-pub fn print_tools(env: &Env) -> Result<u8, Failure> {
-    let tools: Vec<serde_json::Value> = env
-        .registry
-        .specs()
-        .into_iter()
-        .map(|spec| serde_json::json!({"type": "function", "function": spec}))
-        .collect();
-    let text = serde_json::to_string_pretty(&tools).map_err(|e| Failure::runtime(e.to_string()))?;
+/// `mm tools`: the tools exactly as the model is shown them (the request's `tools` in native
+/// mode; in constrained mode the system prompt's tool list and the reply's schema or grammar).
+pub async fn print_tools(env: &Env) -> Result<u8, Failure> {
+    let provider = env.provider(false)?;
+    let shown = provider
+        .tools_as_sent(&env.registry.specs(), &env.registry.strict_schemas())
+        .await;
+    let text = serde_json::to_string_pretty(&shown).map_err(|e| Failure::runtime(e.to_string()))?;
     write_stdout(&format!("{text}\n"))
 }
 

@@ -16,7 +16,8 @@ use super::errors::{error_text, one_line, overflow_detail, root_cause};
 use super::props::{self, ServerInfo};
 use super::wire::{self, Completion, WireTool};
 use super::{
-    ChatRequest, ChatResponse, ProviderConfig, ProviderError, StreamDelta, constrained, gbnf,
+    ChatRequest, ChatResponse, Message, ProviderConfig, ProviderError, StreamDelta, constrained,
+    gbnf,
 };
 use crate::config::ToolCallMode;
 use crate::sse::{SseEvent, SseParser};
@@ -146,6 +147,44 @@ impl Provider {
             Some(false) => ToolCallMode::Constrained,
             _ => ToolCallMode::Native,
         }
+    }
+
+    /// What the model is shown of `tools`, exactly as a first request sends it (`mm tools`): in
+    /// native mode the request's `tools`; in constrained mode an object with the part of the
+    /// system prompt that lists them and what the reply must match (`response_format`, or on
+    /// llama-server the `grammar`). In `auto` mode the server's `/props` decides, as for a
+    /// request (native when it does not answer).
+    pub async fn tools_as_sent(&self, tools: &[ToolSpec], strict: &[Value]) -> Value {
+        let messages = [Message::System(String::new())];
+        let request = ChatRequest::new(&messages, tools, 1);
+        let info = if props::needed(self.config.mode, &request) {
+            self.server_info().await
+        } else {
+            ServerInfo::default()
+        };
+        let mode = match self.config.mode {
+            ToolCallMode::Auto => Self::auto_mode(&info),
+            mode => mode,
+        };
+        let constrained = mode == ToolCallMode::Constrained && !tools.is_empty();
+        let body = serde_json::to_value(self.body(&request, strict, constrained, &info))
+            .unwrap_or_default();
+        if !constrained {
+            return body
+                .get("tools")
+                .cloned()
+                .unwrap_or_else(|| Value::Array(Vec::new()));
+        }
+        let prompt = body["messages"][0]["content"].as_str().unwrap_or_default();
+        let mut shown = serde_json::Map::new();
+        shown.insert("tool_calls".into(), "constrained".into());
+        shown.insert("tools_in_system_prompt".into(), prompt.trim_start().into());
+        for key in ["response_format", "grammar"] {
+            if let Some(value) = body.get(key).filter(|v| !v.is_null()) {
+                shown.insert(key.into(), value.clone());
+            }
+        }
+        Value::Object(shown)
     }
 
     /// Sends the conversation and returns the complete reply; `on_delta` sees it stream in.

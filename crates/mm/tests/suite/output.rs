@@ -19,6 +19,42 @@ pub(crate) const TOOLS: &str = r#"  release:
     command: ["./rec", "{{service}}"]
 "#;
 
+/// Constrained mode sends no `tools`: the model reads them in the system prompt and its reply
+/// must match a schema. `mm tools` prints both, as the first request carries them.
+#[test]
+fn mm_tools_prints_what_constrained_mode_sends_instead_of_tools() {
+    let agent = agent_with_tools(TOOLS).replacen("---\n", "---\ntool_calls: constrained\n", 1);
+    let case = Case::new(&agent);
+    let server = ScriptedServer::start(vec![Reply::text(r#"{"answer": "hi"}"#)]);
+    let printed = case
+        .mm(&server)
+        .arg("tools")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed: Value = serde_json::from_slice(&printed).expect("mm tools prints JSON");
+    assert_eq!(printed["tool_calls"], "constrained");
+
+    case.mm(&server).args(["-p", "hello"]).assert().success();
+    let sent = server.requests().last().cloned().expect("a request");
+    assert!(sent.get("tools").is_none_or(Value::is_null), "{sent}");
+    let system = sent["messages"][0]["content"].as_str().expect("system");
+    let listed = printed["tools_in_system_prompt"]
+        .as_str()
+        .expect("the tools' text");
+    assert!(listed.starts_with("# Tools\n\n- release("), "{listed}");
+    assert!(system.ends_with(listed), "{system}\n--- printed:\n{listed}");
+    // The scripted server answers `/props` like llama-server: a grammar, not a schema.
+    assert_eq!(printed["response_format"], sent["response_format"]);
+    assert_eq!(printed["grammar"], sent["grammar"]);
+    assert!(
+        printed["grammar"].is_string() || printed["response_format"].is_object(),
+        "{printed}"
+    );
+}
+
 #[test]
 fn mm_tools_prints_the_tools_exactly_as_sent_to_the_model() {
     let case = Case::new(&agent_with_tools(TOOLS));
