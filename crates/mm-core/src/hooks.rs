@@ -123,6 +123,7 @@ async fn run_hook(
         cwd: cwd.to_path_buf(),
         env: Vec::new(),
         stderr: StderrTo::Piped,
+        ..PipedSpec::default()
     };
     let mut child = match spawn_piped(spec) {
         Ok(child) => child,

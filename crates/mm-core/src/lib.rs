@@ -44,7 +44,7 @@ pub use permissions::{
 };
 pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{
-    PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, run_process, spawn_piped,
+    PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, Stop, run_process, spawn_piped,
 };
 pub use registry::Registry;
 pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};

@@ -1,7 +1,10 @@
-//! The only module that spawns processes (for `bash` and declared tools alike).
+//! The only module that spawns processes (`bash` and declared tools alike, hooks, MCP stdio
+//! servers, and the `mm`s of `mm eval`); `clippy.toml` disallows `Command::new` elsewhere.
 //!
 //! Two shapes share one rule: every child leads its own process group, and the whole group is
-//! SIGKILLed on timeout, cancellation or drop, so nothing a tool starts outlives its call.
+//! stopped on timeout, cancellation or drop, so nothing a tool starts outlives its call —
+//! SIGKILLed at once, or ([`Stop::Terminate`]) first asked with SIGTERM, for a child that must
+//! stop processes of its own (an `mm` run by `mm eval` kills its tools' groups).
 //! - [`run_process`]: run to the end with stdin closed, stdout and stderr together through one
 //!   pipe, each chunk handed to a sink as it arrives (the call pipeline's [`crate::Output`] keeps
 //!   head + tail and echoes; this module never buffers or truncates).
@@ -72,6 +75,7 @@ pub async fn run_process(
     // One pipe for stdout and stderr, so the output interleaves as the user would see it, and a
     // process cannot block on a full stderr pipe nobody reads.
     let (reader, stdout, stderr) = output_pipe()?;
+    #[expect(clippy::disallowed_methods, reason = "the process runner itself")]
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -142,7 +146,7 @@ enum End {
 }
 
 /// Where a long-lived child's stderr goes.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 #[non_exhaustive]
 pub enum StderrTo {
     /// A pipe the caller reads ([`PipedChild::stderr`]); it must be read, or a chatty child
@@ -150,18 +154,34 @@ pub enum StderrTo {
     Piped,
     /// Appended to a file (an MCP server's log).
     File(std::fs::File),
+    #[default]
     Null,
 }
 
+/// How a long-lived child's group is stopped (on [`PipedChild::kill`] or when it is dropped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGKILL at once: servers and hooks have nothing of their own to clean up.
+    #[default]
+    Kill,
+    /// SIGTERM, then SIGKILL after the grace: for a child that must stop what it started
+    /// itself — an `mm` that `mm eval` runs kills its tools' process groups on SIGTERM, which a
+    /// SIGKILL of its own group would orphan.
+    Terminate(Duration),
+}
+
 /// A long-lived child: what to start.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct PipedSpec {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     /// Set on top of mm's environment.
     pub env: Vec<(OsString, OsString)>,
+    /// Left out of mm's environment.
+    pub env_remove: Vec<OsString>,
     pub stderr: StderrTo,
+    pub stop: Stop,
 }
 
 /// A running long-lived child with piped stdin and stdout, leading its own process group. The
@@ -191,7 +211,11 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         StderrTo::File(file) => Stdio::from(file),
         StderrTo::Null => Stdio::null(),
     };
+    #[expect(clippy::disallowed_methods, reason = "the process runner itself")]
     let mut command = Command::new(&run.program);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
     command
         .args(&run.args)
         .envs(spec.env)
@@ -201,7 +225,8 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         .stderr(stderr)
         .process_group(0);
     let mut child = command.spawn().map_err(|e| spawn_error(&run, e))?;
-    let group = GroupGuard::new(&child)?;
+    let mut group = GroupGuard::new(&child)?;
+    group.stop = spec.stop;
     Ok(PipedChild {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
@@ -224,9 +249,16 @@ impl PipedChild {
         Ok(status)
     }
 
-    /// Kills the whole group and reaps the leader.
+    /// Stops the whole group (as [`Stop`] says) and reaps the leader.
     pub async fn kill(&mut self) {
         if let Some(group) = &self.group {
+            if let Stop::Terminate(grace) = group.stop {
+                group.signal(Signal::SIGTERM);
+                if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+                    self.end_group();
+                    return;
+                }
+            }
             group.kill();
         }
         let _ = tokio::time::timeout(REAP_GRACE, self.child.wait()).await;
@@ -247,6 +279,7 @@ impl PipedChild {
 struct GroupGuard {
     pgid: Pid,
     armed: bool,
+    stop: Stop,
 }
 
 impl GroupGuard {
@@ -259,12 +292,17 @@ impl GroupGuard {
         Ok(Self {
             pgid: Pid::from_raw(pid),
             armed: true,
+            stop: Stop::Kill,
         })
     }
 
     fn kill(&self) {
+        self.signal(Signal::SIGKILL);
+    }
+
+    fn signal(&self, signal: Signal) {
         // ESRCH (the group is already empty) is the expected case after a clean exit.
-        let _ = killpg(self.pgid, Signal::SIGKILL);
+        let _ = killpg(self.pgid, signal);
     }
 
     /// Called once the group was killed after the leader was reaped: from then on the id may be
@@ -276,8 +314,21 @@ impl GroupGuard {
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if self.armed {
-            self.kill();
+        if !self.armed {
+            return;
+        }
+        match self.stop {
+            Stop::Kill => self.kill(),
+            // A drop cannot wait: SIGTERM now, SIGKILL from a thread once the grace is over
+            // (ESRCH by then when the group ended as asked).
+            Stop::Terminate(grace) => {
+                self.signal(Signal::SIGTERM);
+                let pgid = self.pgid;
+                std::thread::spawn(move || {
+                    std::thread::sleep(grace);
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                });
+            }
         }
     }
 }

@@ -258,6 +258,7 @@ async fn a_piped_child_talks_over_stdin_and_stdout_and_keeps_stderr_apart() {
         cwd: std::env::temp_dir(),
         env: vec![("MM_TEST_VALUE".into(), "x".into())],
         stderr: StderrTo::Piped,
+        ..PipedSpec::default()
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
@@ -293,6 +294,7 @@ async fn a_dropped_piped_child_takes_its_group_with_it() {
         cwd: std::env::temp_dir(),
         env: vec![],
         stderr: StderrTo::Null,
+        ..PipedSpec::default()
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
@@ -321,6 +323,7 @@ fn a_piped_child_that_cannot_start_names_the_program() {
         cwd: std::env::temp_dir(),
         env: vec![],
         stderr: StderrTo::Null,
+        ..PipedSpec::default()
     })
     .err()
     .unwrap_or_else(|| panic!("it started"));

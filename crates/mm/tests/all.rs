@@ -5,5 +5,9 @@
     clippy::unwrap_used,
     reason = "a test fails by panicking"
 )]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the tests start the binary they test, and its peers, themselves"
+)]
 
 mod suite;

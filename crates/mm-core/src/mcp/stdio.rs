@@ -51,6 +51,7 @@ impl StdioTransport {
                 .map(|(k, v)| (OsString::from(k), OsString::from(v)))
                 .collect(),
             stderr,
+            ..PipedSpec::default()
         })
         .map_err(|e| e.to_string())?;
         let stdin = child.stdin.take();

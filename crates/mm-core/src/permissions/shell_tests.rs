@@ -345,6 +345,10 @@ fn accepted_lines_are_one_command_with_the_same_words_for_bash() {
     };
     let file = dir.path().join("lines.sh");
     assert!(std::fs::write(&file, &script).is_ok());
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test that runs bash on a script file and reads its whole output"
+    )]
     let Ok(out) = std::process::Command::new("bash")
         .arg("--norc")
         .arg("--noprofile")

@@ -28,6 +28,10 @@ pub fn run(program: &OsString, args: &[OsString]) -> u8 {
             let _ = file.write_all(format!("{line}\n").as_bytes());
         }
     }
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "no child: the recording wrapper becomes the program (exec), in its group"
+    )]
     let error = std::process::Command::new(program).args(args).exec();
     eprintln!(
         "mm eval-record: cannot run {}: {error}",

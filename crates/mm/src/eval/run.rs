@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use mm_core::junk::AnswerContext;
 use serde_json::Value;
-use tokio::process::Command;
+use std::ffi::OsString;
+
+use mm_core::{PipedChild, PipedSpec, StderrTo, Stop};
+use tokio::io::AsyncReadExt;
 
 use super::judge::{self, Judged};
 use super::report::{EarlierTurn, RunRecord, ToolResult};
@@ -189,40 +192,36 @@ async fn turn(
             Err(e) => return failed(e),
         },
     };
-    let mut command = Command::new(&opts.mm);
-    command
-        .arg("-C")
-        .arg(ws.dir.path())
-        .arg("-a")
-        .arg(&agent)
-        .args(["--yolo", "--output-format", "stream-json"]);
+    let mut args: Vec<OsString> = vec![
+        "-C".into(),
+        ws.dir.path().into(),
+        "-a".into(),
+        agent.into(),
+        "--yolo".into(),
+        "--output-format".into(),
+        "stream-json".into(),
+    ];
     if let Some(session) = resume {
-        command.args(["--resume", session]);
+        args.extend(["--resume".into(), session.into()]);
     }
-    command.args(["-p", prompt]);
+    args.extend(["-p".into(), prompt.into()]);
     if let Some(url) = &p.server {
-        command.args(["--base-url", url]);
+        args.extend(["--base-url".into(), url.into()]);
     }
     if let Some(model) = &p.model_id {
-        command.args(["-m", model]);
+        args.extend(["-m".into(), model.into()]);
     }
     if let Some(turns) = opts.max_turns {
-        command.args(["--max-turns", &turns.to_string()]);
+        args.extend(["--max-turns".into(), turns.to_string().into()]);
     }
     if let Some(t) = opts.temperature {
-        command.args(["--temperature", &t.to_string()]);
+        args.extend(["--temperature".into(), t.to_string().into()]);
     }
     if let Some(seed) = p.seed {
-        command.args(["--seed", &seed.to_string()]);
+        args.extend(["--seed".into(), seed.to_string().into()]);
     }
-    ws.environment(&mut command, &log);
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let output = match command.spawn() {
-        Ok(child) => tokio::time::timeout(TURN_TIMEOUT, child.wait_with_output()).await,
+    let output = match spawn_mm(&opts.mm, args, ws, &log, StderrTo::Piped) {
+        Ok(child) => tokio::time::timeout(TURN_TIMEOUT, output_of(child)).await,
         Err(e) => return failed(format!("cannot start mm: {e}")),
     };
     drop(server);
@@ -293,29 +292,21 @@ fn read_events(stdout: &[u8]) -> Option<Turn> {
 }
 
 /// `mm serve --http` on a free loopback port, the agent's tools recording to `log`.
-async fn serve(
-    ws: &Workspace,
-    mm: &Path,
-    log: &Path,
-) -> Result<(tokio::process::Child, String), String> {
+async fn serve(ws: &Workspace, mm: &Path, log: &Path) -> Result<(PipedChild, String), String> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_err(|e| format!("no free port: {e}"))?
         .port();
-    let mut command = Command::new(mm);
-    command
-        .arg("-C")
-        .arg(ws.dir.path())
-        .arg("-a")
-        .arg(&ws.serve)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")]);
-    ws.environment(&mut command, log);
-    let child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+    let args: Vec<OsString> = vec![
+        "-C".into(),
+        ws.dir.path().into(),
+        "-a".into(),
+        ws.serve.clone().into(),
+        "serve".into(),
+        "--http".into(),
+        format!("127.0.0.1:{port}").into(),
+    ];
+    let child = spawn_mm(mm, args, ws, log, StderrTo::Null)
         .map_err(|e| format!("cannot start mm serve: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -328,6 +319,68 @@ async fn serve(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     Ok((child, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// How long an `mm` the eval stops (timed out, or the eval interrupted) has to kill its own
+/// tools' process groups after SIGTERM, before its group is SIGKILLed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// An `mm` of the eval, through mm-core's process runner: its own process group, stdin closed,
+/// stopped with SIGTERM (so that it kills its tools' groups) and then SIGKILL when dropped.
+fn spawn_mm(
+    mm: &Path,
+    args: Vec<OsString>,
+    ws: &Workspace,
+    log: &Path,
+    stderr: StderrTo,
+) -> std::io::Result<PipedChild> {
+    let (env, env_remove) = ws.environment(log);
+    let mut child = mm_core::spawn_piped(PipedSpec {
+        program: mm.into(),
+        args,
+        cwd: std::env::current_dir()?,
+        env,
+        env_remove,
+        stderr,
+        stop: Stop::Terminate(STOP_GRACE),
+    })?;
+    drop(child.stdin.take());
+    Ok(child)
+}
+
+/// What an `mm` wrote, once it ended.
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Reads the child's stdout and stderr to their end, then reaps it.
+async fn output_of(mut child: PipedChild) -> std::io::Result<Output> {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let read_out = async {
+        match out {
+            Some(mut pipe) => pipe.read_to_end(&mut stdout).await.map(|_| ()),
+            None => Ok(()),
+        }
+    };
+    let read_err = async {
+        match err {
+            Some(mut pipe) => pipe.read_to_end(&mut stderr).await.map(|_| ()),
+            None => Ok(()),
+        }
+    };
+    let (a, b) = tokio::join!(read_out, read_err);
+    a?;
+    b?;
+    let status = child.wait().await?;
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 #[cfg(test)]

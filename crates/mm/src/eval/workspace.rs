@@ -2,6 +2,7 @@
 //! is replaced by a recording wrapper (`mm eval-record`, which writes the argv it got to
 //! `MM_EVAL_LOG`, then runs the real program), and one generated agent file per mode.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use mm_core::{AgentConfig, DeclaredToolConfig, ParamSpec};
@@ -120,19 +121,21 @@ impl Workspace {
     /// wrappers, the wrappers' folder first on `PATH`, none of the user's `MM_*` settings, and
     /// sessions (`XDG_DATA_HOME`, docs/sessions.md) and logs (`XDG_STATE_HOME`) inside the
     /// eval's folder, never among the user's own.
-    pub fn environment(&self, command: &mut tokio::process::Command, log: &Path) {
+    pub fn environment(&self, log: &Path) -> (Vec<(OsString, OsString)>, Vec<OsString>) {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut paths = vec![self.bin.clone()];
         paths.extend(std::env::split_paths(&path));
         let own = self.dir.path().join(".mm-eval");
-        command
-            .env("MM_EVAL_LOG", log)
-            .env("PATH", std::env::join_paths(paths).unwrap_or(path))
-            .env("XDG_DATA_HOME", own.join("data"))
-            .env("XDG_STATE_HOME", own.join("state"))
-            .env_remove("MM_AGENT")
-            .env_remove("MM_MODEL")
-            .env_remove("MM_BASE_URL");
+        let set = vec![
+            ("MM_EVAL_LOG".into(), log.into()),
+            ("PATH".into(), std::env::join_paths(paths).unwrap_or(path)),
+            ("XDG_DATA_HOME".into(), own.join("data").into()),
+            ("XDG_STATE_HOME".into(), own.join("state").into()),
+        ];
+        let removed = ["MM_AGENT", "MM_MODEL", "MM_BASE_URL"]
+            .map(OsString::from)
+            .to_vec();
+        (set, removed)
     }
 }
 

@@ -653,3 +653,52 @@ fn ctrl_c_keeps_the_runs_that_are_done() {
     assert_eq!(results["interrupted"], true);
     assert_eq!(results["runs"].as_array().map(Vec::len), Some(1));
 }
+
+/// Interrupting `mm eval` while a run's tool is running leaves nothing behind: the eval stops
+/// its `mm` with SIGTERM (a SIGKILL would orphan the tool, which leads a process group of its
+/// own), and that `mm` kills the tool's group before it exits.
+#[test]
+fn an_interrupted_eval_leaves_no_tool_process_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = dir.path().join("agent");
+    std::fs::create_dir_all(&agent).expect("mkdir");
+    std::fs::write(
+        agent.join("mm.md"),
+        "---\ntools:\n  sleepers:\n    description: Sleeps.\n    parameters: {}\n    command: [\"./sleepers\"]\n---\nTest.\n",
+    )
+    .expect("agent");
+    // The tool writes its pids where the test looks (the eval runs a copy of the folder).
+    let script =
+        super::signals::SLEEPERS.replace(r#"here="$(dirname "$0")""#, r#"here="$PIDS_DIR""#);
+    let sleepers = agent.join("sleepers");
+    std::fs::write(&sleepers, script).expect("script");
+    let mut permissions = std::fs::metadata(&sleepers).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&sleepers, permissions).expect("chmod");
+    let suite = agent.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "agent: mm.md\nruns: 1\nmodes: [declared]\ncases:\n  - id: sleep\n    prompts: {en: Sleep.}\n    expect: no_call\n",
+    )
+    .expect("suite");
+    let server = ScriptedServer::start(vec![call("sleepers", json!({})), text("done")]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mm"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("TMPDIR", dir.path())
+        .env("PIDS_DIR", dir.path())
+        .arg("eval")
+        .arg(&suite)
+        .args(["--base-url", &server.base_url(), "-m", "scripted", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("mm eval");
+    let (group, sleeps) = super::signals::running_group(dir.path());
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let status = super::signals::exit_status(&mut child);
+    assert_eq!(status.code(), Some(130));
+    super::signals::assert_group_gone(group, &sleeps);
+}
