@@ -37,6 +37,8 @@ use std::fmt::Write as _;
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 
+use crate::text::{one_line, similarity};
+
 /// The type of one parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -860,15 +862,6 @@ fn with_definitions(property: &Value, root: &Value) -> Value {
     property
 }
 
-/// How close two parameter names are, from 0 to 1 (case is ignored).
-fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    if a == b {
-        return 1.0;
-    }
-    strsim::jaro_winkler(&a, &b).max(strsim::normalized_damerau_levenshtein(&a, &b))
-}
-
 /// A value as the model sent it, for a refusal: strings quoted, other values as JSON.
 fn show_sent(value: &Value) -> String {
     match value {
@@ -930,10 +923,6 @@ fn sentence(text: &str) -> String {
         text.push('.');
     }
     text
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -27,9 +27,11 @@ mod regular;
 pub mod session;
 pub mod skills;
 mod sse;
+mod text;
 pub mod tools;
 pub mod trust;
 mod turn;
+mod units;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
 pub use args::{Invalid, ParamSpec, ParamType, Params, render_value};
@@ -49,3 +51,4 @@ pub use process::{
 pub use registry::Registry;
 pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};
+pub use units::millis;

@@ -153,7 +153,7 @@ impl<'a> CallPipeline<'a> {
                  Do not repeat it: change the arguments or answer the user."
             ));
         }
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let duration_ms = crate::millis(started.elapsed());
         (self.events)(&Event::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),

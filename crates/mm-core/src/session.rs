@@ -264,7 +264,7 @@ impl SessionStore {
                     .modified()
                     .ok()
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                    .map_or(0, crate::millis);
                 Some(SessionFile {
                     id,
                     path: entry.path(),
@@ -520,7 +520,7 @@ impl Log {
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, crate::millis)
 }
 
 /// `YYYYMMDD-HHMMSS-xxxx` (UTC): sorts by time, and is short enough to type.

@@ -34,6 +34,7 @@ use crate::args::{ParamSpec, ParamType, Params};
 use crate::diagnostic::AgentFileError;
 use crate::front_matter::{FrontMatter, split_front_matter};
 use crate::output::Output;
+use crate::text::{one_line, similarity};
 use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 
 /// The file that makes a folder a skill.
@@ -504,22 +505,8 @@ fn is_null(value: &str, style: ScalarStyle) -> bool {
     style == ScalarStyle::Plain && matches!(value, "" | "~" | "null" | "Null" | "NULL")
 }
 
-/// Text on one line: runs of whitespace (the newlines of `>` and `|` strings) become one space.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn quoted(text: &str) -> String {
     Value::from(text).to_string()
-}
-
-/// How close two names are, from 0 to 1, case ignored (the measure `args` uses for parameters).
-fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    if a == b {
-        return 1.0;
-    }
-    strsim::jaro_winkler(&a, &b).max(strsim::normalized_damerau_levenshtein(&a, &b))
 }
 
 /// The `read_skill` built-in: a skill's body and the files beside it.

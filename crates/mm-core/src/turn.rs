@@ -384,7 +384,7 @@ async fn ask_model(
                 error,
             } => Event::Retry {
                 attempt,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                delay_ms: crate::millis(delay),
                 error,
             },
         };

@@ -67,7 +67,7 @@ pub async fn run(cli: &Cli, env: Env, prompt: &str, watch: &Watch) -> Result<u8,
             session.path().display()
         ));
     }
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let duration_ms = mm_core::millis(started.elapsed());
 
     if stream.as_ref().is_some_and(|s| s.closed()) {
         // Nobody reads the rest: the turn was cancelled and its tools killed.

@@ -166,7 +166,7 @@ fn age(ms: u64) -> String {
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, mm_core::millis)
 }
 
 #[cfg(test)]

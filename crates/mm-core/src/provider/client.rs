@@ -157,16 +157,7 @@ impl Provider {
     pub async fn tools_as_sent(&self, tools: &[ToolSpec], strict: &[Value]) -> Value {
         let messages = [Message::System(String::new())];
         let request = ChatRequest::new(&messages, tools, 1);
-        let info = if props::needed(self.config.mode, &request) {
-            self.server_info().await
-        } else {
-            ServerInfo::default()
-        };
-        let mode = match self.config.mode {
-            ToolCallMode::Auto => Self::auto_mode(&info),
-            mode => mode,
-        };
-        let constrained = mode == ToolCallMode::Constrained && !tools.is_empty();
+        let (info, constrained) = self.mode_for(&request).await;
         let body = serde_json::to_value(self.body(&request, strict, constrained, &info))
             .unwrap_or_default();
         if !constrained {
@@ -265,13 +256,9 @@ impl Provider {
         }
     }
 
-    /// One request and its reply, within [`ProviderConfig::reply_deadline`].
-    async fn attempt(
-        &self,
-        request: &ChatRequest<'_>,
-        strict: &[Value],
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<ChatResponse, Failure> {
+    /// What is known of the server (read when the mode needs it), and whether `request` is sent
+    /// in constrained mode.
+    async fn mode_for(&self, request: &ChatRequest<'_>) -> (ServerInfo, bool) {
         let info = if props::needed(self.config.mode, request) {
             self.server_info().await
         } else {
@@ -282,6 +269,17 @@ impl Provider {
             mode => mode,
         };
         let constrained = mode == ToolCallMode::Constrained && !request.tools.is_empty();
+        (info, constrained)
+    }
+
+    /// One request and its reply, within [`ProviderConfig::reply_deadline`].
+    async fn attempt(
+        &self,
+        request: &ChatRequest<'_>,
+        strict: &[Value],
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<ChatResponse, Failure> {
+        let (info, constrained) = self.mode_for(request).await;
         // The idle timeout alone never fires on a stream of `: keep-alive` comments.
         let deadline = self.config.reply_deadline;
         tokio::time::timeout(

@@ -17,7 +17,7 @@ pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 
 /// Whitespace collapsed, cut to [`MAX_ERROR_CHARS`].
 pub(crate) fn one_line(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = crate::text::one_line(text);
     match line.char_indices().nth(MAX_ERROR_CHARS) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line,

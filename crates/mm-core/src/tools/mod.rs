@@ -22,6 +22,7 @@ pub use bash::BashTool;
 pub use declared::DeclaredTool;
 pub(crate) use declared::describe;
 pub use files::{FILE_TOOLS, file_tool};
+
 /// Built-in tool names: reserved for declared tools even when the built-in is turned off.
 pub const BUILTIN_NAMES: &[&str] = &[
     "bash",
@@ -35,17 +36,10 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "todo",
 ];
 
-/// The built-ins that exist in this version; naming another one in `builtins:` is an
-/// agent-file error until it is written.
-pub const IMPLEMENTED_BUILTINS: &[&str] = &[
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "grep",
-    "read_skill",
-];
+/// The built-ins that exist in this version: the first ones of [`BUILTIN_NAMES`] (the others
+/// are reserved for later); naming another one in `builtins:` is an agent-file error until it
+/// is written.
+pub const IMPLEMENTED_BUILTINS: &[&str] = BUILTIN_NAMES.split_at(7).0;
 
 /// A tool exactly as the model sees it (the OpenAI `function` object).
 #[derive(Debug, Clone, PartialEq, Serialize)]
