@@ -22,6 +22,7 @@ pub mod pipeline;
 mod process;
 pub mod provider;
 mod regular;
+pub mod sandbox;
 pub mod session;
 pub mod skills;
 mod sse;
@@ -44,5 +45,6 @@ pub use pipeline::{CallPipeline, CallResult, CallState, Consent};
 pub use process::{
     PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, run_process, spawn_piped,
 };
+pub use sandbox::SandboxMode;
 pub use tools::{Outcome, Registry, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};

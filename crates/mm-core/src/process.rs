@@ -10,6 +10,9 @@
 //!
 //! The program and its arguments are an argv: no shell is ever involved here (`bash` is simply
 //! the program of the `bash` tool), so a value cannot add an argument or chain a command.
+//!
+//! A spec with a [`SandboxMode`] other than `off` is started through the sandbox helper
+//! ([`crate::sandbox`]): here, once, for `bash`, declared tools and sandboxed MCP servers alike.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -26,6 +29,8 @@ use tokio::net::unix::pipe::Receiver;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
 
+use crate::sandbox::{self, SandboxMode, Wrapped};
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
@@ -33,6 +38,8 @@ pub struct ProcessSpec {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub timeout: Duration,
+    /// Confined to the working folder (`cwd`) when not `Off`.
+    pub sandbox: SandboxMode,
 }
 
 /// How a process ended.
@@ -72,9 +79,10 @@ pub async fn run_process(
     // One pipe for stdout and stderr, so the output interleaves as the user would see it, and a
     // process cannot block on a full stderr pipe nobody reads.
     let (reader, stdout, stderr) = output_pipe()?;
-    let mut command = Command::new(&spec.program);
+    // Held to the end: the sandbox's private temp folder is removed when it is dropped.
+    let wrapped = sandbox::wrap(spec.sandbox, &spec.program, &spec.args, &spec.cwd)?;
+    let mut command = command(spec, wrapped.as_ref());
     command
-        .args(&spec.args)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -126,6 +134,7 @@ pub async fn run_process(
         let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
     }
     group.disarm();
+    drop(wrapped);
 
     Ok(ProcessOutcome {
         exit_code: status.and_then(|s: ExitStatus| s.code()),
@@ -133,6 +142,25 @@ pub async fn run_process(
         cancelled: matches!(end, End::Cancelled),
         duration: started.elapsed(),
     })
+}
+
+/// The command for `spec`: the program itself, or the sandbox helper with the program's argv.
+fn command(spec: &ProcessSpec, wrapped: Option<&Wrapped>) -> Command {
+    match wrapped {
+        None => {
+            let mut command = Command::new(&spec.program);
+            command.args(&spec.args);
+            command
+        }
+        Some(wrapped) => {
+            let mut command = Command::new(&wrapped.program);
+            command
+                .arg0(wrapped.arg0)
+                .args(&wrapped.args)
+                .env("TMPDIR", wrapped.tmp.path());
+            command
+        }
+    }
 }
 
 enum End {
@@ -162,6 +190,8 @@ pub struct PipedSpec {
     /// Set on top of mm's environment.
     pub env: Vec<(OsString, OsString)>,
     pub stderr: StderrTo,
+    /// Confined to `cwd` when not `Off` (an MCP server's `sandbox:`).
+    pub sandbox: SandboxMode,
 }
 
 /// A running long-lived child with piped stdin and stdout, leading its own process group. The
@@ -170,6 +200,8 @@ pub struct PipedSpec {
 pub struct PipedChild {
     child: Child,
     group: Option<GroupGuard>,
+    /// A sandboxed child's private temp folder, removed with this.
+    _tmp: Option<tempfile::TempDir>,
     pub stdin: Option<ChildStdin>,
     pub stdout: Option<ChildStdout>,
     pub stderr: Option<ChildStderr>,
@@ -183,17 +215,18 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         args: spec.args,
         cwd: spec.cwd,
         timeout: Duration::ZERO,
+        sandbox: spec.sandbox,
     };
     refuse_nul(&run)?;
     check_cwd(&run)?;
+    let wrapped = sandbox::wrap(run.sandbox, &run.program, &run.args, &run.cwd)?;
     let stderr = match spec.stderr {
         StderrTo::Piped => Stdio::piped(),
         StderrTo::File(file) => Stdio::from(file),
         StderrTo::Null => Stdio::null(),
     };
-    let mut command = Command::new(&run.program);
+    let mut command = command(&run, wrapped.as_ref());
     command
-        .args(&run.args)
         .envs(spec.env)
         .current_dir(&run.cwd)
         .stdin(Stdio::piped())
@@ -208,6 +241,7 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         stderr: child.stderr.take(),
         child,
         group: Some(group),
+        _tmp: wrapped.map(|w| w.tmp),
     })
 }
 
@@ -325,7 +359,7 @@ fn refuse_nul(spec: &ProcessSpec) -> io::Result<()> {
 }
 
 /// A spawn failure, worded for the model and the user: which program, and why.
-fn spawn_error(spec: &ProcessSpec, e: io::Error) -> io::Error {
+pub(crate) fn spawn_error(spec: &ProcessSpec, e: io::Error) -> io::Error {
     let program = name(&spec.program);
     let is_path = spec.program.as_bytes().contains(&b'/');
     let reason = match e.kind() {

@@ -10,6 +10,7 @@ pub(crate) fn spec(program: &str, args: &[&str]) -> ProcessSpec {
         args: args.iter().map(OsString::from).collect(),
         cwd: std::env::temp_dir(),
         timeout: Duration::from_secs(20),
+        sandbox: SandboxMode::Off,
     }
 }
 
@@ -257,6 +258,7 @@ async fn a_piped_child_talks_over_stdin_and_stdout_and_keeps_stderr_apart() {
         ],
         cwd: std::env::temp_dir(),
         env: vec![("MM_TEST_VALUE".into(), "x".into())],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Piped,
     })
     .unwrap_or_else(|e| panic!("{e}"));
@@ -292,6 +294,7 @@ async fn a_dropped_piped_child_takes_its_group_with_it() {
         args: vec!["-c".into(), "echo $$; sleep 1000 & sleep 1000".into()],
         cwd: std::env::temp_dir(),
         env: vec![],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Null,
     })
     .unwrap_or_else(|e| panic!("{e}"));
@@ -320,6 +323,7 @@ fn a_piped_child_that_cannot_start_names_the_program() {
         args: vec![],
         cwd: std::env::temp_dir(),
         env: vec![],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Null,
     })
     .err()

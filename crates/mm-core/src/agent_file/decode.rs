@@ -11,6 +11,7 @@ use std::time::Duration;
 use super::AgentFileError;
 use super::yaml::{Entry, Kind, Node};
 use crate::config::{AgentConfig, Limits, ToolCallMode};
+use crate::sandbox::SandboxMode;
 use crate::tools::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS};
 
 pub(super) type Result<T> = std::result::Result<T, AgentFileError>;
@@ -29,6 +30,7 @@ const TOP_KEYS: &[&str] = &[
     "mcp",
     "hooks",
     "limits",
+    "sandbox",
     "instructions",
 ];
 const LIMIT_KEYS: &[&str] = &[
@@ -170,6 +172,7 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "mcp" => config.mcp = super::extras::mcp(cx, value, key)?,
         "hooks" => config.hooks = super::extras::hooks(cx, value, key)?,
         "limits" => config.limits = limits(cx, value, key)?,
+        "sandbox" => config.sandbox = sandbox(cx, value, key)?,
         "instructions" if markdown => {
             return Err(cx.err(
                 entry.line,
@@ -384,6 +387,13 @@ fn positive(cx: &Cx, node: &Node, path: &str, max: u64) -> Result<u64> {
         Kind::Int(i) => Err(cx.err(node.line, path, format!("must be at least 1, found {i}"))),
         _ => Err(type_error(cx, node, path, "a whole number")),
     }
+}
+
+/// `sandbox:` (of the agent, or of an MCP server): `workspace`, `off` or `best-effort`.
+pub(super) fn sandbox(cx: &Cx, node: &Node, path: &str) -> Result<SandboxMode> {
+    let name = one_of(cx, node, path, "sandbox mode", SandboxMode::NAMES)?;
+    // `one_of` returned one of the names.
+    Ok(SandboxMode::parse(name).unwrap_or_default())
 }
 
 /// A string that must be one of `choices`: the matching choice.

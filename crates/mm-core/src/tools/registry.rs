@@ -87,7 +87,9 @@ impl Registry {
     pub fn declared(config: &AgentConfig) -> Self {
         let mut registry = Self::new();
         for tool in &config.tools {
-            registry.add(Arc::new(DeclaredTool::new(tool.clone())));
+            registry.add(Arc::new(
+                DeclaredTool::new(tool.clone()).sandboxed(config.sandbox),
+            ));
         }
         registry
     }
@@ -97,7 +99,7 @@ impl Registry {
     pub fn from_config(config: &AgentConfig, skills: &Arc<Catalogue>) -> Self {
         let mut registry = Self::declared(config);
         if config.offers("bash") {
-            registry.add(Arc::new(BashTool::new()));
+            registry.add(Arc::new(BashTool::new().sandboxed(config.sandbox)));
         }
         for tool in FILE_TOOLS
             .iter()
