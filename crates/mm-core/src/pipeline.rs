@@ -257,6 +257,23 @@ impl<'a> CallPipeline<'a> {
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
         let name = tool.spec().name.as_str();
+        let sandbox = self.registry.sandbox();
+        // The file tools write from inside mm, where the kernel's sandbox does not reach: under
+        // `sandbox:` a write outside the working folder (after `..` and symlinks) is refused
+        // here, whoever consents.
+        if sandbox.is_on()
+            && !tool.read_only()
+            && let Some(path) = tool.path(args)
+        {
+            let target = crate::permissions::Target::resolve(&self.cwd, path);
+            if !target.inside {
+                return Err(Refusal::Answer(format!(
+                    "Not run: the sandbox ({sandbox}) allows writes only in the working folder; \
+                     {} is outside it.",
+                    target.shown
+                )));
+            }
+        }
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };

@@ -341,3 +341,53 @@ fn an_mcp_stdio_server_with_its_own_sandbox_key_runs_confined() {
         assert_eq!(mark.exists(), !confined, "{key}");
     }
 }
+
+#[test]
+fn the_file_tools_write_only_in_the_folder_under_the_sandbox() {
+    // Checked by mm itself (the file tools run inside mm), so on any kernel.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let escape = outside.path().join("f.txt").display().to_string();
+    for (agent, confined) in [(SANDBOXED, true), (UNSANDBOXED, false)] {
+        let case = Case::new(agent);
+        std::os::unix::fs::symlink(outside.path(), case.path().join("link")).expect("symlink");
+        for path in [escape.as_str(), "link/g.txt"] {
+            let server = ScriptedServer::start(vec![
+                Reply::tool_call(
+                    "write_file",
+                    json!({"path": path, "content": "x"}).to_string(),
+                ),
+                Reply::tool_call(
+                    "write_file",
+                    json!({"path": "in.txt", "content": "y"}).to_string(),
+                ),
+                Reply::text("done"),
+            ]);
+            // `--sandbox best-effort`: runs on every kernel; the check is mm's own.
+            let flags: &[&str] = if confined {
+                &["--sandbox", "best-effort"]
+            } else {
+                &[]
+            };
+            let out = case
+                .mm(&server)
+                .args(flags)
+                .args(["-p", "go"])
+                .output()
+                .expect("mm");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let messages = super::tool_messages(server.requests().last().expect("request"));
+            let refused = messages[0].starts_with(
+                "Not run: the sandbox (best-effort) allows writes only in the working folder;",
+            );
+            assert_eq!(refused, confined, "{path}: {messages:?}");
+            assert!(case.path().join("in.txt").exists());
+        }
+        let written =
+            outside.path().join("f.txt").exists() && outside.path().join("g.txt").exists();
+        assert_eq!(written, !confined);
+    }
+}
