@@ -301,10 +301,8 @@ fn hooks_run_outside_the_sandbox() {
     }
     let outside = tempfile::tempdir().expect("tempdir");
     let mark = outside.path().join("hook-ran");
-    let agent = format!(
-        "---\nyolo: true\nsandbox: workspace\nhooks:\n  preToolCall: [{{command: [\"./hook.sh\"]}}]\n---\nTest agent.\n"
-    );
-    let case = Case::new(&agent);
+    let agent = "---\nyolo: true\nsandbox: workspace\nhooks:\n  preToolCall: [{command: [\"./hook.sh\"]}]\n---\nTest agent.\n";
+    let case = Case::new(agent);
     case.script(
         "hook.sh",
         &format!("#!/bin/sh\ncat > /dev/null\ntouch '{}'\n", mark.display()),
