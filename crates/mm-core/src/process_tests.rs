@@ -333,3 +333,35 @@ fn a_piped_child_that_cannot_start_names_the_program() {
         "cannot run mm-no-such-server: no such program on PATH"
     );
 }
+
+#[tokio::test]
+async fn a_sandboxed_run_is_refused_by_an_executable_without_the_helper() {
+    // This test binary never called `sandbox::enter`: the runner must refuse, not run the
+    // program unconfined (the real runs are tested through the mm binary).
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mark = dir.path().join("ran");
+    let spec = ProcessSpec {
+        sandbox: SandboxMode::Workspace,
+        ..sh(&format!("touch '{}'", mark.display()))
+    };
+    let e = run_with(&spec, &CancellationToken::new())
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it ran"));
+    assert!(
+        e.to_string()
+            .starts_with("cannot run sh sandboxed: this executable has no sandbox helper"),
+        "{e}"
+    );
+    assert!(!mark.exists());
+    let piped = spawn_piped(PipedSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), format!("touch '{}'", mark.display()).into()],
+        cwd: std::env::temp_dir(),
+        env: vec![],
+        sandbox: SandboxMode::BestEffort,
+        stderr: StderrTo::Null,
+    });
+    assert!(piped.is_err());
+    assert!(!mark.exists());
+}

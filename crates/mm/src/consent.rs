@@ -299,6 +299,27 @@ mod tests {
     }
 
     #[test]
+    fn the_dialog_says_when_the_call_runs_sandboxed() {
+        let plain = dialog(&request(None), false);
+        assert!(!plain.contains("sandboxed"), "{plain}");
+        let r = ConsentRequest {
+            sandbox: Some(mm_core::SandboxMode::Workspace),
+            ..request(None)
+        };
+        let text = dialog(&r, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "  (sandboxed: workspace: it can write only in this folder and $TMPDIR, no network)"
+        );
+        let r = ConsentRequest {
+            sandbox: Some(mm_core::SandboxMode::BestEffort),
+            ..request(None)
+        };
+        assert!(dialog(&r, false).contains("(sandboxed: best-effort: confined as far as"));
+    }
+
+    #[test]
     fn answers() {
         let r = request(Some("bash:git status*"));
         let deny = |reason: Option<&str>| {
