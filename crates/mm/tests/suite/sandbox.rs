@@ -389,3 +389,34 @@ fn the_file_tools_write_only_in_the_folder_under_the_sandbox() {
         assert_eq!(written, !confined);
     }
 }
+
+#[test]
+fn stream_json_marks_a_sandboxed_call() {
+    if !enforced() {
+        return;
+    }
+    for (agent, marked) in [(SANDBOXED, true), (UNSANDBOXED, false)] {
+        let case = Case::new(agent);
+        let server = ScriptedServer::start(vec![
+            Reply::tool_call("bash", json!({"command": "true"}).to_string()),
+            Reply::text("done"),
+        ]);
+        let out = case
+            .mm(&server)
+            .args(["--output-format", "stream-json", "-p", "go"])
+            .output()
+            .expect("mm");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let call: serde_json::Value = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|e| e["type"] == "tool_call")
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let expected = if marked {
+            json!("workspace")
+        } else {
+            serde_json::Value::Null
+        };
+        assert_eq!(call["sandbox"], expected, "{call}");
+    }
+}
