@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mm's fast figures, for one or more mm binaries side by side (a table, not a test).
 
-    bench/startup.py [--runs N] [--agent FILE] BIN [BIN ...]
+    bench/startup.py [--runs N] [--agent FILE] [--sandbox MODE,...] BIN [BIN ...]
 
 Against a stub OpenAI-compatible server on 127.0.0.1 (this script; it answers at once), each
 binary is run N times (default 30) in print mode, and the table gives:
@@ -11,6 +11,8 @@ binary is run N times (default 30) in print mode, and the table gives:
     `true N` commands, --yolo) against a run with none, medians;
   - peak RSS: mm's maximum resident set (GNU time), in a run without calls and in one with 10.
 The agent is `--agent FILE` (default: examples/ops/mm.md), run from its folder.
+`--sandbox off,workspace` runs each binary once per mode (`mm --sandbox MODE`), a row each: the
+round-trip column then gives the sandbox's cost per tool call (docs/sandbox.md).
 """
 
 import argparse
@@ -96,12 +98,14 @@ def serve(stub):
     return server
 
 
-def run(binary, agent, url, stub, calls, wrap=()):
+def run(binary, agent, url, stub, calls, wrap=(), sandbox=None):
     stub.reset(calls)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MM_")}
     # Sessions (and MCP logs) go to a scratch folder, not the user's.
     env["XDG_DATA_HOME"] = env["XDG_STATE_HOME"] = SCRATCH
     argv = [*wrap, binary, "--agent", agent.name, "--base-url", url, "--yolo", "-p", "go"]
+    if sandbox:
+        argv[len(wrap) + 1:len(wrap) + 1] = ["--sandbox", sandbox]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=agent.parent, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -113,11 +117,12 @@ def run(binary, agent, url, stub, calls, wrap=()):
     return arrived - started, ended - started, size, usage.ru_maxrss
 
 
-def peak_rss(binary, agent, url, stub, calls):
+def peak_rss(binary, agent, url, stub, calls, sandbox=None):
     """mm's own peak RSS in MiB, read by GNU time (a child forked from this script would count
     the Python pages it held before exec)."""
     with tempfile.NamedTemporaryFile("r") as out:
-        run(binary, agent, url, stub, calls, ("/usr/bin/time", "-f", "%M", "-o", out.name))
+        run(binary, agent, url, stub, calls, ("/usr/bin/time", "-f", "%M", "-o", out.name),
+            sandbox)
         return int(out.read().split()[-1]) / 1024
 
 
@@ -126,6 +131,8 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--agent", default=str(Path(__file__).resolve().parent.parent
                                                / "examples/ops/mm.md"))
+    parser.add_argument("--sandbox", default="",
+                        help="comma-separated sandbox modes to run each binary with")
     parser.add_argument("binaries", nargs="+")
     opts = parser.parse_args()
     agent = Path(opts.agent).resolve()
@@ -133,16 +140,19 @@ def main():
     server = serve(stub)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     rows = []
-    for binary in (str(Path(b).resolve()) for b in opts.binaries):
-        run(binary, agent, url, stub, 0)  # warm the page cache
-        plain = [run(binary, agent, url, stub, 0) for _ in range(opts.runs)]
-        tools = [run(binary, agent, url, stub, CALLS) for _ in range(opts.runs)]
+    modes = [m for m in opts.sandbox.split(",") if m] or [None]
+    for binary, mode in ((str(Path(b).resolve()), m) for b in opts.binaries for m in modes):
+        run(binary, agent, url, stub, 0, sandbox=mode)  # warm the page cache
+        plain = [run(binary, agent, url, stub, 0, sandbox=mode) for _ in range(opts.runs)]
+        tools = [run(binary, agent, url, stub, CALLS, sandbox=mode) for _ in range(opts.runs)]
         starts = sorted(r[0] * 1000 for r in plain)
         p90 = starts[min(len(starts) - 1, int(len(starts) * 0.9))]
         trip = (statistics.median(r[1] for r in tools)
                 - statistics.median(r[1] for r in plain)) / CALLS * 1000
-        rss, rss_tools = (peak_rss(binary, agent, url, stub, calls) for calls in (0, CALLS))
-        rows.append((binary, plain[0][2], statistics.median(starts), p90, trip, rss, rss_tools))
+        rss, rss_tools = (peak_rss(binary, agent, url, stub, calls, mode)
+                          for calls in (0, CALLS))
+        label = f"{binary} --sandbox {mode}" if mode else binary
+        rows.append((label, plain[0][2], statistics.median(starts), p90, trip, rss, rss_tools))
     print(f"agent {agent}, {opts.runs} runs each, {os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%d')}")
     print("| binary | first request | start-up median | start-up p90 | per round trip "

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::args::Params;
 use crate::diagnostic::AgentFileError;
+use crate::sandbox::SandboxMode;
 
 /// How tool calls are asked of the model (SPEC §2b).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,6 +87,8 @@ pub struct AgentConfig {
     pub mcp: Vec<McpServerConfig>,
     pub hooks: HooksConfig,
     pub limits: Limits,
+    /// `sandbox:`: how `bash` and declared tools are confined (hooks never are).
+    pub sandbox: SandboxMode,
     /// The agent's instructions (the Markdown body or `instructions:`).
     pub instructions: String,
     /// Diagnostics that do not stop mm (e.g. a parameter no command entry uses), for
@@ -120,6 +123,7 @@ impl Default for AgentConfig {
             mcp: Vec::new(),
             hooks: HooksConfig::default(),
             limits: Limits::default(),
+            sandbox: SandboxMode::Off,
             instructions: String::new(),
             warnings: Vec::new(),
         }
@@ -137,6 +141,8 @@ pub struct McpServerConfig {
     pub tool_prefix: String,
     /// How long one tool call may take (`timeout`, default 120s).
     pub call_timeout: Duration,
+    /// A stdio server's own `sandbox:` (off unless it says; never the agent's).
+    pub sandbox: SandboxMode,
 }
 
 /// How to reach an MCP server.

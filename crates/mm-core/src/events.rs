@@ -32,6 +32,9 @@ pub enum Event {
         id: String,
         name: String,
         arguments: String,
+        /// The sandbox the call runs in (`workspace`, `best-effort`), when it runs in one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
     },
     /// A piece of a running tool's output.
     ToolOutput {

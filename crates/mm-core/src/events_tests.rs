@@ -39,6 +39,7 @@ fn every_event() -> Vec<Event> {
             id: String::new(),
             name: String::new(),
             arguments: String::new(),
+            sandbox: None,
         },
         Event::ToolOutput {
             id: String::new(),

@@ -123,6 +123,9 @@ async fn run_hook(
         cwd: cwd.to_path_buf(),
         env: Vec::new(),
         stderr: StderrTo::Piped,
+        // Hooks are the agent author's own checks, run with the user's rights like mm itself,
+        // never in the tools' sandbox (docs/sandbox.md).
+        sandbox: crate::SandboxMode::Off,
         ..PipedSpec::default()
     };
     let mut child = match spawn_piped(spec) {

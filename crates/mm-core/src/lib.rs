@@ -24,8 +24,10 @@ mod process;
 pub mod provider;
 mod registry;
 mod regular;
+pub mod sandbox;
 pub mod session;
 pub mod skills;
+mod spawn_error;
 mod sse;
 mod text;
 pub mod tools;
@@ -49,6 +51,7 @@ pub use process::{
     PipedChild, PipedSpec, ProcessOutcome, ProcessSpec, StderrTo, Stop, run_process, spawn_piped,
 };
 pub use registry::Registry;
+pub use sandbox::SandboxMode;
 pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};
 pub use units::millis;

@@ -55,6 +55,8 @@ pub struct ConsentRequest {
     /// Why this call asks when it would not otherwise, or what it touches that the call does
     /// not show (`it reads /etc/shadow, outside the working folder`). Model-influenced: escape.
     pub note: Option<String>,
+    /// The sandbox the call will run in, when it runs in one (`sandbox:`, `--sandbox`).
+    pub sandbox: Option<crate::SandboxMode>,
 }
 
 /// The user's answer to a [`ConsentRequest`].

@@ -121,10 +121,16 @@ impl<'a> CallPipeline<'a> {
         state: &mut CallState,
         cancel: &CancellationToken,
     ) -> (CallResult, Option<ToolCallRecord>) {
+        let sandbox = self
+            .registry
+            .get(&call.name)
+            .map(|tool| tool.sandbox())
+            .filter(|mode| mode.is_on());
         (self.events)(&Event::ToolCall {
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
+            sandbox: sandbox.map(|mode| mode.to_string()),
         });
         let started = Instant::now();
         let checked = self.check(call);
@@ -252,6 +258,23 @@ impl<'a> CallPipeline<'a> {
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
         let name = tool.spec().name.as_str();
+        let sandbox = self.registry.sandbox();
+        // The file tools write from inside mm, where the kernel's sandbox does not reach: under
+        // `sandbox:` a write outside the working folder (after `..` and symlinks) is refused
+        // here, whoever consents.
+        if sandbox.is_on()
+            && !tool.read_only()
+            && let Some(path) = tool.path(args)
+        {
+            let target = crate::permissions::Target::resolve(&self.cwd, path);
+            if !target.inside {
+                return Err(Refusal::Answer(format!(
+                    "Not run: the sandbox ({sandbox}) allows writes only in the working folder; \
+                     {} is outside it.",
+                    target.shown
+                )));
+            }
+        }
         let Consent::Rules { permissions, asker } = &self.consent else {
             return Ok(());
         };
@@ -283,6 +306,7 @@ impl<'a> CallPipeline<'a> {
             summary: tool.preview(args).unwrap_or_else(|| subject(name, args)),
             always: always_rule(name, args),
             note: outside.clone(),
+            sandbox: Some(tool.sandbox()).filter(|mode| mode.is_on()),
         };
         let answer = match asker {
             Some(asker) => tokio::select! {
@@ -355,8 +379,20 @@ impl<'a> CallPipeline<'a> {
         );
         let outcome = tool.run(args, &ctx, &mut out).await;
         let captured = out.finish();
+        // The program's own error reaches the model as it wrote it; mm adds one line when it
+        // reads like the sandbox refused a write or a connection.
+        let blocked = crate::sandbox::blocked_note(
+            tool.sandbox(),
+            outcome != Outcome::Success,
+            &captured.text,
+        );
+        let mut content = words(captured.text, outcome);
+        if let Some(note) = blocked {
+            content.push('\n');
+            content.push_str(&note);
+        }
         CallResult {
-            content: words(captured.text, outcome),
+            content,
             ok: outcome == Outcome::Success,
             exit_code: outcome.exit_code(),
             cancelled: outcome == Outcome::Cancelled,

@@ -309,6 +309,7 @@ async fn an_always_answer_holds_for_the_session_and_a_deny_reason_reaches_the_mo
             summary: r#"{"text":"a","times":1}"#.into(),
             always: Some("write".into()),
             note: None,
+            sandbox: None,
         }
     );
     assert_eq!(permissions.learned(), vec!["write".to_string()]);

@@ -13,12 +13,15 @@
 //!
 //! The program and its arguments are an argv: no shell is ever involved here (`bash` is simply
 //! the program of the `bash` tool), so a value cannot add an argument or chain a command.
+//!
+//! A spec with a [`SandboxMode`] other than `off` is started through the sandbox helper
+//! ([`crate::sandbox`]): here, once, for `bash`, declared tools and sandboxed MCP servers alike.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,6 +32,10 @@ use tokio::net::unix::pipe::Receiver;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::sync::CancellationToken;
 
+use crate::spawn_error::spawn_error;
+
+use crate::sandbox::{self, SandboxMode, Wrapped};
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
@@ -36,6 +43,8 @@ pub struct ProcessSpec {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub timeout: Duration,
+    /// Confined to the working folder (`cwd`) when not `Off`.
+    pub sandbox: SandboxMode,
 }
 
 /// How a process ended.
@@ -75,10 +84,10 @@ pub async fn run_process(
     // One pipe for stdout and stderr, so the output interleaves as the user would see it, and a
     // process cannot block on a full stderr pipe nobody reads.
     let (reader, stdout, stderr) = output_pipe()?;
-    #[expect(clippy::disallowed_methods, reason = "the process runner itself")]
-    let mut command = Command::new(&spec.program);
+    // Held to the end: the sandbox's private temp folder is removed when it is dropped.
+    let wrapped = sandbox::wrap(spec.sandbox, &spec.program, &spec.args, &spec.cwd)?;
+    let mut command = command(spec, wrapped.as_ref());
     command
-        .args(&spec.args)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -88,7 +97,7 @@ pub async fn run_process(
     // The command holds the parent's copies of the write end: the pipe reaches its end only once
     // they are closed.
     drop(command);
-    let mut child = spawned.map_err(|e| spawn_error(spec, e))?;
+    let mut child = spawned.map_err(|e| spawn_error(&spec.program, &spec.cwd, e))?;
     let group = GroupGuard::new(&child)?;
     let mut pipe = Receiver::from_owned_fd(reader)?;
 
@@ -130,6 +139,7 @@ pub async fn run_process(
         let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
     }
     group.disarm();
+    drop(wrapped);
 
     Ok(ProcessOutcome {
         exit_code: status.and_then(|s: ExitStatus| s.code()),
@@ -137,6 +147,26 @@ pub async fn run_process(
         cancelled: matches!(end, End::Cancelled),
         duration: started.elapsed(),
     })
+}
+
+/// The command for `spec`: the program itself, or the sandbox helper with the program's argv.
+#[expect(clippy::disallowed_methods, reason = "the process runner itself")]
+fn command(spec: &ProcessSpec, wrapped: Option<&Wrapped>) -> Command {
+    match wrapped {
+        None => {
+            let mut command = Command::new(&spec.program);
+            command.args(&spec.args);
+            command
+        }
+        Some(wrapped) => {
+            let mut command = Command::new(&wrapped.program);
+            command
+                .arg0(wrapped.arg0)
+                .args(&wrapped.args)
+                .env("TMPDIR", wrapped.tmp.path());
+            command
+        }
+    }
 }
 
 enum End {
@@ -182,6 +212,8 @@ pub struct PipedSpec {
     pub env_remove: Vec<OsString>,
     pub stderr: StderrTo,
     pub stop: Stop,
+    /// Confined to `cwd` when not `Off` (an MCP server's `sandbox:`).
+    pub sandbox: SandboxMode,
 }
 
 /// A running long-lived child with piped stdin and stdout, leading its own process group. The
@@ -190,6 +222,8 @@ pub struct PipedSpec {
 pub struct PipedChild {
     child: Child,
     group: Option<GroupGuard>,
+    /// A sandboxed child's private temp folder, removed with this.
+    _tmp: Option<tempfile::TempDir>,
     pub stdin: Option<ChildStdin>,
     pub stdout: Option<ChildStdout>,
     pub stderr: Option<ChildStderr>,
@@ -203,28 +237,30 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         args: spec.args,
         cwd: spec.cwd,
         timeout: Duration::ZERO,
+        sandbox: spec.sandbox,
     };
     refuse_nul(&run)?;
     check_cwd(&run)?;
+    let wrapped = sandbox::wrap(run.sandbox, &run.program, &run.args, &run.cwd)?;
     let stderr = match spec.stderr {
         StderrTo::Piped => Stdio::piped(),
         StderrTo::File(file) => Stdio::from(file),
         StderrTo::Null => Stdio::null(),
     };
-    #[expect(clippy::disallowed_methods, reason = "the process runner itself")]
-    let mut command = Command::new(&run.program);
+    let mut command = command(&run, wrapped.as_ref());
     for name in &spec.env_remove {
         command.env_remove(name);
     }
     command
-        .args(&run.args)
         .envs(spec.env)
         .current_dir(&run.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
         .process_group(0);
-    let mut child = command.spawn().map_err(|e| spawn_error(&run, e))?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| spawn_error(&run.program, &run.cwd, e))?;
     let mut group = GroupGuard::new(&child)?;
     group.stop = spec.stop;
     Ok(PipedChild {
@@ -233,6 +269,7 @@ pub fn spawn_piped(spec: PipedSpec) -> io::Result<PipedChild> {
         stderr: child.stderr.take(),
         child,
         group: Some(group),
+        _tmp: wrapped.map(|w| w.tmp),
     })
 }
 
@@ -349,7 +386,7 @@ fn check_cwd(spec: &ProcessSpec) -> io::Result<()> {
         io::ErrorKind::NotFound,
         format!(
             "cannot run {}: the working directory {} does not exist",
-            name(&spec.program),
+            crate::spawn_error::name(&spec.program),
             spec.cwd.display()
         ),
     ))
@@ -370,36 +407,9 @@ fn refuse_nul(spec: &ProcessSpec) -> io::Result<()> {
         io::ErrorKind::InvalidInput,
         format!(
             "cannot run {}: {what} contains a NUL byte, which cannot be passed to a program",
-            name(&spec.program)
+            crate::spawn_error::name(&spec.program)
         ),
     ))
-}
-
-/// A spawn failure, worded for the model and the user: which program, and why.
-fn spawn_error(spec: &ProcessSpec, e: io::Error) -> io::Error {
-    let program = name(&spec.program);
-    let is_path = spec.program.as_bytes().contains(&b'/');
-    let reason = match e.kind() {
-        io::ErrorKind::NotFound if !is_path => "no such program on PATH".to_string(),
-        io::ErrorKind::NotFound if resolve(spec).exists() => {
-            "its interpreter (the #! line) was not found".to_string()
-        }
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        io::ErrorKind::PermissionDenied => {
-            "permission denied (is it an executable file?)".to_string()
-        }
-        _ => e.to_string(),
-    };
-    io::Error::new(e.kind(), format!("cannot run {program}: {reason}"))
-}
-
-/// The program's path as the OS sees it (relative paths are relative to the working directory).
-fn resolve(spec: &ProcessSpec) -> PathBuf {
-    spec.cwd.join(Path::new(&spec.program))
-}
-
-fn name(program: &OsStr) -> String {
-    program.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]

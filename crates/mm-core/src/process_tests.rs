@@ -10,6 +10,7 @@ pub(crate) fn spec(program: &str, args: &[&str]) -> ProcessSpec {
         args: args.iter().map(OsString::from).collect(),
         cwd: std::env::temp_dir(),
         timeout: Duration::from_secs(20),
+        sandbox: SandboxMode::Off,
     }
 }
 
@@ -257,6 +258,7 @@ async fn a_piped_child_talks_over_stdin_and_stdout_and_keeps_stderr_apart() {
         ],
         cwd: std::env::temp_dir(),
         env: vec![("MM_TEST_VALUE".into(), "x".into())],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Piped,
         ..PipedSpec::default()
     })
@@ -293,6 +295,7 @@ async fn a_dropped_piped_child_takes_its_group_with_it() {
         args: vec!["-c".into(), "echo $$; sleep 1000 & sleep 1000".into()],
         cwd: std::env::temp_dir(),
         env: vec![],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Null,
         ..PipedSpec::default()
     })
@@ -322,6 +325,7 @@ fn a_piped_child_that_cannot_start_names_the_program() {
         args: vec![],
         cwd: std::env::temp_dir(),
         env: vec![],
+        sandbox: SandboxMode::Off,
         stderr: StderrTo::Null,
         ..PipedSpec::default()
     })
@@ -331,4 +335,37 @@ fn a_piped_child_that_cannot_start_names_the_program() {
         e.to_string(),
         "cannot run mm-no-such-server: no such program on PATH"
     );
+}
+
+#[tokio::test]
+async fn a_sandboxed_run_is_refused_by_an_executable_without_the_helper() {
+    // This test binary never called `sandbox::enter`: the runner must refuse, not run the
+    // program unconfined (the real runs are tested through the mm binary).
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mark = dir.path().join("ran");
+    let spec = ProcessSpec {
+        sandbox: SandboxMode::Workspace,
+        ..sh(&format!("touch '{}'", mark.display()))
+    };
+    let e = run_with(&spec, &CancellationToken::new())
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("it ran"));
+    assert!(
+        e.to_string()
+            .starts_with("cannot run sh sandboxed: this executable has no sandbox helper"),
+        "{e}"
+    );
+    assert!(!mark.exists());
+    let piped = spawn_piped(PipedSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), format!("touch '{}'", mark.display()).into()],
+        cwd: std::env::temp_dir(),
+        env: vec![],
+        sandbox: SandboxMode::BestEffort,
+        stderr: StderrTo::Null,
+        ..PipedSpec::default()
+    });
+    assert!(piped.is_err());
+    assert!(!mark.exists());
 }

@@ -23,6 +23,9 @@ pub struct Registry {
     /// Each name's place in `tools`: a server listing 20,000 tools is looked up in constant
     /// time per call and per tool added, not by a scan of them all.
     index: std::collections::HashMap<String, usize>,
+    /// The agent's `sandbox:`: its process tools run in it, and the in-process file tools that
+    /// write keep to the working folder (the call pipeline refuses the rest).
+    sandbox: crate::SandboxMode,
 }
 
 impl Registry {
@@ -43,6 +46,11 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.index.get(name).and_then(|&at| self.tools.get(at))
+    }
+
+    /// The agent's `sandbox:` mode.
+    pub fn sandbox(&self) -> crate::SandboxMode {
+        self.sandbox
     }
 
     /// The names of the skills the model can read with `read_skill`.
@@ -91,9 +99,14 @@ impl Registry {
 
     /// The agent's declared tools alone, in file order (what `mm serve` offers).
     pub fn declared(config: &AgentConfig) -> Self {
-        let mut registry = Self::new();
+        let mut registry = Self {
+            sandbox: config.sandbox,
+            ..Self::new()
+        };
         for tool in &config.tools {
-            registry.add(Arc::new(DeclaredTool::new(tool.clone())));
+            registry.add(Arc::new(
+                DeclaredTool::new(tool.clone()).sandboxed(config.sandbox),
+            ));
         }
         registry
     }
@@ -103,7 +116,7 @@ impl Registry {
     pub fn from_config(config: &AgentConfig, skills: &Arc<Catalogue>) -> Self {
         let mut registry = Self::declared(config);
         if config.offers("bash") {
-            registry.add(Arc::new(BashTool::new()));
+            registry.add(Arc::new(BashTool::new().sandboxed(config.sandbox)));
         }
         for tool in FILE_TOOLS
             .iter()

@@ -32,6 +32,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub yolo: bool,
 
+    /// Confine `bash` and declared tools (overrides the agent file's `sandbox:`): `workspace`
+    /// writes only in the working folder and has no network; `best-effort` is that as far as
+    /// the kernel enforces it (docs/sandbox.md).
+    #[arg(long, value_name = "MODE", global = true, value_parser = sandbox_mode())]
+    pub sandbox: Option<mm_core::SandboxMode>,
+
     /// Run as if mm was started in DIR (applied first: relative paths are taken from DIR).
     #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
     pub cd: Option<PathBuf>,
@@ -92,6 +98,13 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+/// `--sandbox`: one of [`mm_core::SandboxMode::NAMES`] (listed by `--help` and in errors).
+fn sandbox_mode() -> impl clap::builder::TypedValueParser<Value = mm_core::SandboxMode> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(mm_core::SandboxMode::NAMES)
+        .map(|name: String| mm_core::SandboxMode::parse(&name).unwrap_or_default())
 }
 
 /// A temperature: a finite number, 0 or more.

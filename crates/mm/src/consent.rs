@@ -56,6 +56,15 @@ pub fn dialog(request: &ConsentRequest, color: bool) -> String {
     if let Some(note) = &request.note {
         text.push_str(&format!("  ({})\n", visible(note)));
     }
+    if let Some(mode) = request.sandbox {
+        let what = match mode {
+            mm_core::SandboxMode::Workspace => {
+                "it can write only in this folder and $TMPDIR, no network"
+            }
+            _ => "confined as far as this kernel allows; `mm check` says how far",
+        };
+        text.push_str(&format!("  {dim}(sandboxed: {mode}: {what}){off}\n"));
+    }
     // Next to the choices, where nothing can push it off the screen: how long the call is,
     // and for a `bash` line of several commands, the programs it runs.
     let length = request.summary.chars().count();
@@ -285,7 +294,29 @@ mod tests {
             summary: "git status\x1b[2K".into(),
             always: always.map(Into::into),
             note: None,
+            sandbox: None,
         }
+    }
+
+    #[test]
+    fn the_dialog_says_when_the_call_runs_sandboxed() {
+        let plain = dialog(&request(None), false);
+        assert!(!plain.contains("sandboxed"), "{plain}");
+        let r = ConsentRequest {
+            sandbox: Some(mm_core::SandboxMode::Workspace),
+            ..request(None)
+        };
+        let text = dialog(&r, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "  (sandboxed: workspace: it can write only in this folder and $TMPDIR, no network)"
+        );
+        let r = ConsentRequest {
+            sandbox: Some(mm_core::SandboxMode::BestEffort),
+            ..request(None)
+        };
+        assert!(dialog(&r, false).contains("(sandboxed: best-effort: confined as far as"));
     }
 
     #[test]
@@ -329,6 +360,7 @@ mod tests {
             summary: spoof,
             always: None,
             note: None,
+            sandbox: None,
         };
         let text = dialog(&r, false);
         let first = text.lines().next().unwrap_or_default();
@@ -351,6 +383,7 @@ mod tests {
             summary: format!("touch PWNED; echo {}", "a".repeat(3000)),
             always: None,
             note: None,
+            sandbox: None,
         };
         let text = dialog(&long, false);
         assert!(
@@ -412,6 +445,7 @@ mod tests {
                     summary,
                     always: None,
                     note: None,
+                    sandbox: None,
                 };
                 let text = dialog(&request, false);
                 let lines: Vec<&str> = text.lines().collect();

@@ -70,6 +70,9 @@ fn init_log() {
 }
 
 fn main() -> ExitCode {
+    // First, while mm has one thread: started as the sandbox helper, this process restricts
+    // itself and becomes the tool's program (it does not return).
+    mm_core::sandbox::enter();
     let cli = Cli::parse();
     if let Some(Command::EvalRecord { program, args }) = &cli.command {
         // No runtime, no signals: it records and becomes the program.
@@ -126,6 +129,9 @@ async fn dispatch(cli: Cli, watch: &signals::Watch) -> Result<u8, Failure> {
         return eval::run(&flags, args, watch).await;
     }
     let mut env = setup::resolve(&cli)?;
+    if matches!(cli.command, None | Some(Command::Serve { .. })) {
+        setup::settle_sandbox(&env)?;
+    }
     // Before anything the folder's files start (MCP servers) or grant is applied.
     let (trusted, settled) = trust::settle(&cli, &env.cwd, &env.folder).await?;
     if !trusted {

@@ -231,6 +231,9 @@ pub fn resolve(cli: &Cli) -> Result<Env, Failure> {
     if let Some(n) = cli.max_turns {
         config.limits.max_turns = n;
     }
+    if let Some(mode) = cli.sandbox {
+        config.sandbox = mode;
+    }
     let skills = Arc::new(load_skills(&config, &cwd));
     let registry = Registry::from_config(&config, &skills);
     let permissions = crate::consent::permissions(&config, &cwd);
@@ -300,7 +303,50 @@ pub fn print_check(env: &Env) -> Result<u8, Failure> {
         1 => format!("; 1 MCP server: {}", servers.join(", ")),
         n => format!("; {n} MCP servers: {}", servers.join(", ")),
     };
-    write_stdout(&format!("{}: ok ({tools}{skills}{servers})\n", env.source))
+    write_stdout(&format!(
+        "{}: ok ({tools}{skills}{servers})\n{}\n",
+        env.source,
+        sandbox_line(env.config.sandbox)
+    ))
+}
+
+/// `mm check`'s line on the sandbox: the mode and what this kernel enforces.
+fn sandbox_line(mode: mm_core::SandboxMode) -> String {
+    let support = mm_core::sandbox::support();
+    let verdict = if support.enforces_workspace() {
+        "workspace is fully enforced here".to_string()
+    } else {
+        format!(
+            "workspace cannot be fully enforced here (missing: {})",
+            support.missing().join("; ")
+        )
+    };
+    format!(
+        "sandbox: {mode}; this kernel: {}; {verdict}",
+        support.summary()
+    )
+}
+
+/// Before a run that can start tools: `sandbox: workspace` that this kernel cannot enforce is
+/// refused now, in one line; `best-effort` says once what it does not enforce.
+pub fn settle_sandbox(env: &Env) -> Result<(), Failure> {
+    let support = mm_core::sandbox::support();
+    match env.config.sandbox {
+        mm_core::SandboxMode::Workspace => match support.refusal("tools") {
+            Some(refusal) => Err(Failure::runtime(refusal)),
+            None => Ok(()),
+        },
+        mm_core::SandboxMode::BestEffort if !support.enforces_workspace() => {
+            crate::render::warn(&format!(
+                "sandbox best-effort: tools run with what this kernel enforces ({}); not \
+                 enforced: {}",
+                support.summary(),
+                support.missing().join("; ")
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Writes to stdout; a closed pipe (`mm tools | head`) is a normal end, not an error.

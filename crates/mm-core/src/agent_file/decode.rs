@@ -27,6 +27,7 @@ const TOP_KEYS: &[&str] = &[
     "mcp",
     "hooks",
     "limits",
+    "sandbox",
     "instructions",
 ];
 const LIMIT_KEYS: &[&str] = &[
@@ -96,6 +97,7 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "mcp" => config.mcp = super::extras::mcp(cx, value, key)?,
         "hooks" => config.hooks = super::extras::hooks(cx, value, key)?,
         "limits" => config.limits = limits(cx, value, key)?,
+        "sandbox" => config.sandbox = super::read::sandbox(cx, value, key)?,
         "instructions" if markdown => {
             return Err(cx.err(
                 entry.line,

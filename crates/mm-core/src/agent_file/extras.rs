@@ -9,8 +9,11 @@ use super::read::{
 };
 use super::yaml::{Entry, Kind, Node};
 use crate::config::{HookConfig, HooksConfig, McpServerConfig, McpTransport, ToolMatcher};
+use crate::sandbox::SandboxMode;
 
-const MCP_KEYS: &[&str] = &["url", "headers", "command", "env", "prefix", "timeout"];
+const MCP_KEYS: &[&str] = &[
+    "url", "headers", "command", "env", "prefix", "timeout", "sandbox",
+];
 /// How long one MCP tool call may take when `timeout` is not given (as a declared tool).
 const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 const HOOK_EVENTS: &[&str] = &["preToolCall", "postToolCall"];
@@ -49,6 +52,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
     let mut env: Option<(Vec<(String, String)>, usize)> = None;
     let mut prefix = format!("{name}_");
     let mut timeout = MCP_CALL_TIMEOUT;
+    let mut sandbox: Option<(SandboxMode, usize)> = None;
     for field in map(cx, &entry.value, path)? {
         let key = child(path, &field.key);
         let value = &field.value;
@@ -76,6 +80,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
                 };
             }
             "timeout" => timeout = duration(cx, value, &key)?,
+            "sandbox" => sandbox = Some((super::read::sandbox(cx, value, &key)?, value.line)),
             _ => return Err(unknown_key(cx, field, path, MCP_KEYS)),
         }
     }
@@ -97,6 +102,13 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
         (Some(url), None) => {
             if let Some((_, line)) = env {
                 return Err(cx.err(line, &child(path, "env"), "`env` is for `command` servers"));
+            }
+            if let Some((_, line)) = sandbox {
+                return Err(cx.err(
+                    line,
+                    &child(path, "sandbox"),
+                    "`sandbox` is for `command` servers (mm runs no process for a `url` server)",
+                ));
             }
             McpTransport::Http {
                 url,
@@ -123,6 +135,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
         transport,
         tool_prefix: prefix,
         call_timeout: timeout,
+        sandbox: sandbox.map(|(mode, _)| mode).unwrap_or_default(),
     })
 }
 

@@ -163,6 +163,19 @@ pub(super) fn positive(cx: &Cx, node: &Node, path: &str, max: u64) -> Result<u64
     }
 }
 
+/// `sandbox:` (of the agent, or of an MCP server): `workspace`, `off` or `best-effort`.
+pub(super) fn sandbox(cx: &Cx, node: &Node, path: &str) -> Result<crate::sandbox::SandboxMode> {
+    let name = one_of(
+        cx,
+        node,
+        path,
+        "sandbox mode",
+        crate::sandbox::SandboxMode::NAMES,
+    )?;
+    // `one_of` returned one of the names.
+    Ok(crate::sandbox::SandboxMode::parse(name).unwrap_or_default())
+}
+
 /// A string that must be one of `choices`: the matching choice.
 pub(super) fn one_of(
     cx: &Cx,

@@ -55,7 +55,7 @@ errors! {
     unknown_top_key_case: "Base-URL: http://x\n" =>
         "ops.md:2: Base-URL: unknown key; did you mean `base_url`?";
     unknown_top_key_far: "flavour: x\n" =>
-        "ops.md:2: flavour: unknown key; expected one of: name, model, base_url, api_key_env, tool_calls, yolo, allow, builtins, tools, skills, mcp, hooks, limits, instructions";
+        "ops.md:2: flavour: unknown key; expected one of: name, model, base_url, api_key_env, tool_calls, yolo, allow, builtins, tools, skills, mcp, hooks, limits, sandbox, instructions";
     unknown_tool_key: &format!("{TOOL}    descripton: x\n    command: [./r.sh]\n") =>
         "ops.md:5: tools.release.descripton: unknown key; did you mean `description`?";
     unknown_param_key: &format!("{TOOL}    parameters:\n      v: {{type: string, requird: false}}\n    command: [./r.sh]\n") =>
@@ -81,6 +81,14 @@ errors! {
         "ops.md:2: limits.max_tokens: expected a whole number, found \"lots\"";
     huge_limit: "limits: {max_tokens: 99999999999}\n" =>
         "ops.md:2: limits.max_tokens: 99999999999 is too large (at most 4294967295)";
+    bad_sandbox: "name: ops\nsandbox: workspaces\n" =>
+        "ops.md:3: sandbox: unknown sandbox mode `workspaces`; did you mean `workspace`? sandbox modes are: workspace, off, best-effort";
+    sandbox_not_a_string: "sandbox: true\n" =>
+        "ops.md:2: sandbox: unknown sandbox mode true; sandbox modes are: workspace, off, best-effort";
+    mcp_sandbox_bad: "mcp:\n  files:\n    command: [./srv]\n    sandbox: bestefort\n" =>
+        "ops.md:5: mcp.files.sandbox: unknown sandbox mode `bestefort`; did you mean `best-effort`? sandbox modes are: workspace, off, best-effort";
+    mcp_sandbox_on_url: "mcp:\n  web:\n    url: http://127.0.0.1:9/mcp\n    sandbox: workspace\n" =>
+        "ops.md:5: mcp.web.sandbox: `sandbox` is for `command` servers (mm runs no process for a `url` server)";
     bad_tool_calls: "tool_calls: nativ\n" =>
         "ops.md:2: tool_calls: unknown mode `nativ`; did you mean `native`? modes are: native, constrained, auto";
     unknown_builtin: "builtins: [bash, read_fle]\n" =>
@@ -597,4 +605,27 @@ fn no_panic_on_random_input() {
         let _ = parse("ops.md", &format!("---\n{text}\n---\n"));
         let _ = parse("ops.yaml", &text);
     }
+}
+
+#[test]
+fn sandbox_is_off_unless_the_file_says() {
+    use crate::SandboxMode;
+    assert_eq!(ok("---\nname: ops\n---\n").sandbox, SandboxMode::Off);
+    for (text, mode) in [
+        ("workspace", SandboxMode::Workspace),
+        ("best-effort", SandboxMode::BestEffort),
+        ("off", SandboxMode::Off),
+    ] {
+        assert_eq!(
+            ok(&format!("---\nsandbox: {text}\n---\n")).sandbox,
+            mode,
+            "{text}"
+        );
+    }
+    // An MCP server is confined only by its own key, whatever the agent's.
+    let c = ok(
+        "---\nsandbox: workspace\nmcp:\n  a: {command: [./a]}\n  b: {command: [./b], sandbox: workspace}\n---\n",
+    );
+    assert_eq!(c.mcp[0].sandbox, SandboxMode::Off);
+    assert_eq!(c.mcp[1].sandbox, SandboxMode::Workspace);
 }

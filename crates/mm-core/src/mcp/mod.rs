@@ -51,19 +51,26 @@ pub async fn connect_http(
     Client::start(Arc::new(transport), messages, options, timeout).await
 }
 
-/// Starts a stdio server (`program args…` in `cwd`, `env` added, stderr to `log`), initialized.
+/// A stdio server to start: `program args…` in `cwd` with `env` added, confined by `sandbox`.
+#[derive(Debug, Clone, Copy)]
+pub struct StdioCommand<'a> {
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub cwd: &'a Path,
+    pub sandbox: crate::SandboxMode,
+}
+
+/// Starts a stdio server (its stderr to `log`), initialized.
 pub async fn connect_stdio(
-    program: &Path,
-    args: &[String],
-    env: &[(String, String)],
-    cwd: &Path,
+    server: StdioCommand<'_>,
     log: Option<PathBuf>,
     options: ClientOptions,
     timeout: Duration,
 ) -> Result<Client, CallError> {
     let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
-    let transport = stdio::StdioTransport::spawn(program, args, env, cwd, log, inbox)
-        .map_err(CallError::Transport)?;
+    let transport =
+        stdio::StdioTransport::spawn(server, log, inbox).map_err(CallError::Transport)?;
     let transport = Arc::new(transport);
     let started = Client::start(transport.clone(), messages, options, timeout).await;
     if started.is_err() {
@@ -136,7 +143,14 @@ async fn start(
             env,
         } => {
             let log = log_path(&config.name);
-            connect_stdio(program, &command[1..], env, cwd, log, options, timeout).await
+            let server = StdioCommand {
+                program,
+                args: &command[1..],
+                env,
+                cwd,
+                sandbox: config.sandbox,
+            };
+            connect_stdio(server, log, options, timeout).await
         }
     }
     .map_err(|e| e.to_string())?;

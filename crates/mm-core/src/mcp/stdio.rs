@@ -29,12 +29,9 @@ pub(crate) struct StdioTransport {
 }
 
 impl StdioTransport {
-    /// Starts `program args…` in `cwd` with `env` added, its stderr appended to `log`.
+    /// Starts `server`, its stderr appended to `log`.
     pub(crate) fn spawn(
-        program: &Path,
-        args: &[String],
-        env: &[(String, String)],
-        cwd: &Path,
+        server: super::StdioCommand<'_>,
         log: Option<PathBuf>,
         inbox: Inbox,
     ) -> Result<Self, String> {
@@ -43,14 +40,16 @@ impl StdioTransport {
             None => StderrTo::Null,
         };
         let mut child = spawn_piped(PipedSpec {
-            program: program.as_os_str().to_owned(),
-            args: args.iter().map(OsString::from).collect(),
-            cwd: cwd.to_path_buf(),
-            env: env
+            program: server.program.as_os_str().to_owned(),
+            args: server.args.iter().map(OsString::from).collect(),
+            cwd: server.cwd.to_path_buf(),
+            env: server
+                .env
                 .iter()
                 .map(|(k, v)| (OsString::from(k), OsString::from(v)))
                 .collect(),
             stderr,
+            sandbox: server.sandbox,
             ..PipedSpec::default()
         })
         .map_err(|e| e.to_string())?;

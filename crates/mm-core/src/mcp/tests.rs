@@ -356,16 +356,15 @@ async fn stdio_server(script: &str, timeout: Duration) -> (Result<(), String>, D
     let path = dir.path().join("server.sh");
     std::fs::write(&path, script).unwrap_or_else(|e| panic!("{e}"));
     let started = std::time::Instant::now();
-    let outcome = super::connect_stdio(
-        std::path::Path::new("/bin/sh"),
-        &[path.to_string_lossy().into_owned()],
-        &[],
-        dir.path(),
-        None,
-        ClientOptions::default(),
-        timeout,
-    )
-    .await;
+    let args = [path.to_string_lossy().into_owned()];
+    let server = super::StdioCommand {
+        program: std::path::Path::new("/bin/sh"),
+        args: &args,
+        env: &[],
+        cwd: dir.path(),
+        sandbox: crate::SandboxMode::Off,
+    };
+    let outcome = super::connect_stdio(server, None, ClientOptions::default(), timeout).await;
     let outcome = match outcome {
         Ok(client) => {
             client.close().await;

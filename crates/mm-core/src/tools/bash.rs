@@ -10,6 +10,7 @@ use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
 use crate::args::{ParamSpec, ParamType, Params};
 use crate::output::Output;
 use crate::process::ProcessSpec;
+use crate::sandbox::SandboxMode;
 
 /// Seconds a command may run when the model does not say.
 const DEFAULT_TIMEOUT: u64 = 120;
@@ -19,6 +20,7 @@ const MAX_TIMEOUT: u64 = 600;
 pub struct BashTool {
     spec: ToolSpec,
     params: Params,
+    sandbox: SandboxMode,
 }
 
 impl BashTool {
@@ -35,7 +37,17 @@ impl BashTool {
                 },
             ],
         );
-        Self { spec, params }
+        Self {
+            spec,
+            params,
+            sandbox: SandboxMode::Off,
+        }
+    }
+
+    /// Runs its command lines confined by `sandbox`.
+    pub fn sandboxed(mut self, sandbox: SandboxMode) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 }
 
@@ -55,6 +67,9 @@ impl Tool for BashTool {
     }
     fn kind(&self) -> ToolKind {
         ToolKind::Builtin
+    }
+    fn sandbox(&self) -> SandboxMode {
+        self.sandbox
     }
     async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let mut answer = |content: &str| {
@@ -77,6 +92,7 @@ impl Tool for BashTool {
             args: vec!["-c".into(), "--".into(), command.into()],
             cwd: ctx.cwd.clone(),
             timeout: Duration::from_secs(timeout),
+            sandbox: self.sandbox,
         };
         run_in(&spec, ctx, out).await
     }

@@ -14,6 +14,7 @@ use crate::args::{Params, render_value};
 use crate::config::{DeclaredToolConfig, placeholders};
 use crate::output::Output;
 use crate::process::ProcessSpec;
+use crate::sandbox::SandboxMode;
 
 /// Closes every declared tool's description: small models otherwise pack all the arguments into
 /// the first field (measured on mellum2-12b, see docs/tools.md).
@@ -23,6 +24,7 @@ const CLOSING: &str = "Give each parameter as its own field.";
 pub struct DeclaredTool {
     config: DeclaredToolConfig,
     spec: ToolSpec,
+    sandbox: SandboxMode,
 }
 
 impl DeclaredTool {
@@ -32,7 +34,17 @@ impl DeclaredTool {
             description: describe(&config.description),
             parameters: config.params.model_schema(),
         };
-        Self { config, spec }
+        Self {
+            config,
+            spec,
+            sandbox: SandboxMode::Off,
+        }
+    }
+
+    /// Runs its command confined by `sandbox`.
+    pub fn sandboxed(mut self, sandbox: SandboxMode) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// The arguments after the program, values substituted. `Err` is the answer to the model
@@ -69,6 +81,9 @@ impl Tool for DeclaredTool {
     fn kind(&self) -> ToolKind {
         ToolKind::Declared
     }
+    fn sandbox(&self) -> SandboxMode {
+        self.sandbox
+    }
     /// The command exactly as it will run, each argv entry quoted when it needs it to read
     /// as one (`./release.sh '1.4.2; rm -rf ~' --channel=beta`).
     fn preview(&self, args: &Map<String, Value>) -> Option<String> {
@@ -94,6 +109,7 @@ impl Tool for DeclaredTool {
             args: argv,
             cwd: ctx.cwd.clone(),
             timeout: self.config.timeout,
+            sandbox: self.sandbox,
         };
         run_in(&spec, ctx, out).await
     }

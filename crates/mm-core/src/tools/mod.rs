@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{ParamSpec, Params};
 use crate::output::Output;
 use crate::process::{ProcessOutcome, ProcessSpec, run_process};
+use crate::sandbox::SandboxMode;
 
 pub use bash::BashTool;
 pub use declared::DeclaredTool;
@@ -167,6 +168,11 @@ pub trait Tool: Send + Sync {
     /// every other tool follows `yolo` and `allow:`.
     fn read_only(&self) -> bool {
         false
+    }
+    /// How this tool's runs are confined (`bash` and declared tools follow `sandbox:`; a tool
+    /// that starts no process is `Off`).
+    fn sandbox(&self) -> SandboxMode {
+        SandboxMode::Off
     }
     /// What a consent dialog shows for this call when it is more exact than the arguments
     /// (a declared tool: the command line that will run). `None`: the arguments.

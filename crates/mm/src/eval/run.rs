@@ -343,6 +343,7 @@ fn spawn_mm(
         env_remove,
         stderr,
         stop: Stop::Terminate(STOP_GRACE),
+        ..PipedSpec::default()
     })?;
     drop(child.stdin.take());
     Ok(child)

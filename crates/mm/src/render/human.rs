@@ -68,8 +68,20 @@ impl Human {
                 )
             }
             Event::ToolCall {
-                name, arguments, ..
-            } => writeln!(err, "● {} {}", line(name), line(arguments)),
+                name,
+                arguments,
+                sandbox,
+                ..
+            } => writeln!(
+                err,
+                "● {} {}{}",
+                line(name),
+                line(arguments),
+                sandbox
+                    .as_deref()
+                    .map(|mode| format!("  [sandboxed: {}]", line(mode)))
+                    .unwrap_or_default()
+            ),
             Event::ToolOutput { id, chunk } => {
                 let shown = match self.echoed.lock() {
                     Ok(mut echoed) => echoed.entry(id.clone()).or_default().push(chunk),

@@ -288,14 +288,22 @@ impl Live {
                 id,
                 name,
                 arguments,
+                sandbox,
             } => {
                 let rest = st.markdown.finish();
                 self.write(&mut st, &rest);
                 self.line_start(&mut st);
                 st.streamed = false;
                 st.clock.reply_ended();
+                let marker = sandbox
+                    .as_deref()
+                    .map(|mode| {
+                        let text = format!("[sandboxed: {}]", escape::line(mode));
+                        format!("  {}", self.paint(DIM, &text))
+                    })
+                    .unwrap_or_default();
                 let line = format!(
-                    "{} {} {}\n",
+                    "{} {} {}{marker}\n",
                     self.paint(CYAN, "●"),
                     self.paint(BOLD, &escape::line(name)),
                     call_summary(name, arguments)

@@ -16,6 +16,7 @@ mod processes;
 mod provider_errors;
 mod provider_hardening;
 mod pty;
+mod sandbox;
 mod serve;
 mod sessions;
 mod signals;
