@@ -18,6 +18,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::Arguments;
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
@@ -67,6 +68,9 @@ pub struct CallResult {
     pub stopped: Option<String>,
     /// Where the full output was saved, when it was cut.
     pub full_output: Option<PathBuf>,
+    /// How long the run took (hooks included), from the moment it was allowed; zero for a call
+    /// mm answered itself.
+    pub run_time: std::time::Duration,
 }
 
 /// The state the pipeline keeps across the calls of one turn.
@@ -132,9 +136,9 @@ impl<'a> CallPipeline<'a> {
             arguments: call.arguments.clone(),
             sandbox: sandbox.map(|mode| mode.to_string()),
         });
-        let started = Instant::now();
-        let checked = self.check(call);
-        let repeats = state.guard.observe(&call.name, &call.arguments);
+        let arguments = Arguments::decode(&call.arguments);
+        let checked = self.check(call, &arguments);
+        let repeats = state.guard.observe(&call.name, &arguments);
         if repeats >= self.limits.loop_threshold {
             let why = format!(
                 "The call {}({}) was made {repeats} times in a row; it was not run and the turn was stopped.",
@@ -159,7 +163,7 @@ impl<'a> CallPipeline<'a> {
                  Do not repeat it: change the arguments or answer the user."
             ));
         }
-        let duration_ms = crate::millis(started.elapsed());
+        let duration_ms = crate::millis(result.run_time);
         (self.events)(&Event::ToolResult {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -170,8 +174,7 @@ impl<'a> CallPipeline<'a> {
         });
         let record = ToolCallRecord {
             name: call.name.clone(),
-            arguments: serde_json::from_str(&call.arguments)
-                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+            arguments: arguments.value(),
             ok: result.ok,
             exit_code: result.exit_code,
             duration_ms,
@@ -180,7 +183,7 @@ impl<'a> CallPipeline<'a> {
     }
 
     /// Look-up and validation: the tool and its coerced arguments, or the answer to the model.
-    fn check(&self, call: &ToolCall) -> Result<Checked<'a>, String> {
+    fn check(&self, call: &ToolCall, arguments: &Arguments) -> Result<Checked<'a>, String> {
         let Some(tool) = self.registry.get(&call.name) else {
             let names: Vec<String> = self
                 .registry
@@ -202,7 +205,7 @@ impl<'a> CallPipeline<'a> {
             ));
         };
         let params = tool.params();
-        match params.validate(&call.arguments) {
+        match params.validate_arguments(arguments) {
             Ok(args) => Ok((tool, args)),
             Err(invalid) => Err(invalid.render(&call.name, params)),
         }
@@ -226,10 +229,13 @@ impl<'a> CallPipeline<'a> {
                 };
             }
         }
+        // The call's time counts from here: the run (hooks included), not the dialog.
+        let started = Instant::now();
         if let Err(answer) = self.hooks.before(&call.name, args, &self.cwd, cancel).await {
             return refused(answer);
         }
-        let result = self.run(call, tool, args, cancel).await;
+        let mut result = self.run(call, tool, args, cancel).await;
+        result.run_time = started.elapsed();
         let warnings = self
             .hooks
             .after(

@@ -614,3 +614,42 @@ async fn corpus_every_read_outside_the_folder_asks() {
     }
     corpus.finish();
 }
+
+/// A user who takes their time in the dialog, then allows the call.
+struct Slow;
+
+#[async_trait]
+impl ConsentAsker for Slow {
+    async fn ask(&self, _: &ConsentRequest) -> Option<ConsentAnswer> {
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        Some(ConsentAnswer::Once)
+    }
+}
+
+/// `duration_ms` is the run's, not the dialog's: the user's 400 ms of thought are not counted;
+/// and the record shows the arguments as decoded once (an object sent as a JSON string too).
+#[tokio::test]
+async fn a_calls_duration_leaves_the_dialog_out_and_its_record_holds_the_decoded_object() {
+    let f = Fixture::new();
+    let consent = Consent::Rules {
+        permissions: Permissions::default(),
+        asker: Some(Arc::new(Slow)),
+    };
+    let (result, record) = f
+        .pipeline(consent, 8000)
+        .handle(
+            &call("write", r#""{\"text\":\"a\"}""#),
+            &mut CallState::default(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(result.content, "a");
+    let record = record.expect("a record");
+    assert!(record.duration_ms < 400, "{}", record.duration_ms);
+    assert_eq!(record.arguments, serde_json::json!({"text": "a"}));
+    let reported = f.events().into_iter().find_map(|e| match e {
+        Event::ToolResult { duration_ms, .. } => Some(duration_ms),
+        _ => None,
+    });
+    assert_eq!(reported, Some(record.duration_ms));
+}

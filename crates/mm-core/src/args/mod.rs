@@ -132,11 +132,18 @@ impl Params {
     /// as omitted. Names not in the list are refused when `deny_unknown`, passed through as they
     /// are otherwise.
     pub fn validate(&self, raw: &str) -> Result<Map<String, Value>, Invalid> {
+        self.validate_arguments(&Arguments::decode(raw))
+    }
+
+    /// [`validate`](Self::validate) for arguments already decoded (the call pipeline decodes a
+    /// call's arguments once, for the validator, the loop detector and the record).
+    pub fn validate_arguments(&self, arguments: &Arguments) -> Result<Map<String, Value>, Invalid> {
+        let raw = arguments.raw.as_str();
         let invalid = |problem: String| Invalid {
             problems: vec![problem],
             raw: raw.to_string(),
         };
-        let (sent, text) = decode_arguments(raw).map_err(invalid)?;
+        let (sent, text) = arguments.decoded.clone().map_err(invalid)?;
         // Each value's text as the model wrote it: numbers are checked against it (a float that
         // would lose digits is refused, a number for a string parameter keeps its spelling).
         let written: HashMap<String, &RawValue> = serde_json::from_str(&text).unwrap_or_default();
@@ -427,6 +434,43 @@ impl Invalid {
             "Call {tool} again with each parameter as its own field."
         );
         text
+    }
+}
+
+/// A call's arguments text, decoded once: the object (a JSON string holding an object is
+/// unwrapped once) with its JSON text, or why it is not an object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arguments {
+    raw: String,
+    decoded: Result<(Map<String, Value>, String), String>,
+}
+
+impl Arguments {
+    pub fn decode(raw: &str) -> Self {
+        Self {
+            raw: raw.to_string(),
+            decoded: decode_arguments(raw),
+        }
+    }
+
+    /// The text exactly as the model sent it.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The arguments object, when the text holds one.
+    pub fn object(&self) -> Option<&Map<String, Value>> {
+        self.decoded.as_ref().ok().map(|(object, _)| object)
+    }
+
+    /// As a record shows them: the object, else the text's JSON value, else the text.
+    pub fn value(&self) -> Value {
+        match self.object() {
+            Some(object) => Value::Object(object.clone()),
+            None => {
+                serde_json::from_str(&self.raw).unwrap_or_else(|_| Value::String(self.raw.clone()))
+            }
+        }
     }
 }
 

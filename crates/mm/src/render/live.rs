@@ -325,13 +325,11 @@ impl Live {
                 ok,
                 exit_code,
                 content,
+                duration_ms,
                 ..
             } => {
-                // Measured here: the pipeline's duration includes the time in the dialog.
-                let took = match &st.phase {
-                    Phase::Tool(_, since, _) => since.elapsed(),
-                    _ => Duration::ZERO,
-                };
+                // The pipeline's time: the run's, not the dialog's.
+                let took = Duration::from_millis(*duration_ms);
                 let mut view = st.tools.remove(id).unwrap_or_default();
                 let mut lines = view.finish();
                 if !view.echoed && !content.is_empty() {
