@@ -78,44 +78,16 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         .map_err(|e| Failure::runtime(format!("cannot find mm's own binary: {e}")))?;
     let mut prepared: Vec<Arc<Prepared>> = Vec::new();
     for path in &args.suites {
-        let mut suite = suite::load(path).map_err(Failure::usage)?;
-        if let Some(runs) = args.runs {
-            suite.runs = runs;
-        }
-        if !args.modes.is_empty() {
-            suite.modes.clone_from(&args.modes);
-        }
-        if let Some(other) = prepared.iter().find(|p| p.suite.name == suite.name) {
+        let next = prepare(flags, args, path, &mm)?;
+        if let Some(other) = prepared.iter().find(|p| p.suite.name == next.suite.name) {
             return Err(Failure::usage(format!(
                 "{} and {} are both named `{}`: give one a `name:`",
                 other.suite.path.display(),
                 path.display(),
-                suite.name
+                next.suite.name
             )));
         }
-        let base = path.parent().unwrap_or(Path::new("."));
-        let agent_path = base.join(&suite.agent);
-        let config = mm_core::load_agent(&agent_path).map_err(|e| Failure::usage(e.to_string()))?;
-        if config.tools.is_empty() {
-            return Err(Failure::usage(format!(
-                "{}: the agent has no declared tools to measure",
-                agent_path.display()
-            )));
-        }
-        let agent_dir = std::fs::canonicalize(&agent_path)
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .ok_or_else(|| {
-                Failure::usage(format!("{}: no such agent file", agent_path.display()))
-            })?;
-        let models = models(flags, &suite, &config.model);
-        let workspace =
-            Workspace::prepare(&config, &agent_dir, &mm, path).map_err(Failure::runtime)?;
-        prepared.push(Arc::new(Prepared {
-            suite,
-            workspace,
-            models,
-        }));
+        prepared.push(Arc::new(next));
     }
     let seeds = seeds(flags);
     let plan = plan(&prepared, seeds);
@@ -144,8 +116,69 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         temperature: flags.temperature,
     });
     let cancel = watch.start_turn();
-    let progress = Arc::new(Progress::new(total));
-    let jobs = Arc::new(Semaphore::new(args.jobs as usize));
+    let mut done = execute(plan, &prepared, options, args.jobs, &cancel).await;
+    let ending = watch.end_turn();
+    done.sort_by_key(|(i, _)| *i);
+    let results = Results {
+        suite: listed.join(", "),
+        suites: prepared.iter().map(|p| p.suite.name.clone()).collect(),
+        date: today(),
+        temperature: flags.temperature,
+        seed: seeds,
+        interrupted: done.len() < total,
+        runs: done.into_iter().map(|(_, r)| r).collect(),
+    };
+    let modes = suite_modes(&prepared);
+    output(args, &results, &modes)?;
+    Ok(match ending {
+        Some(signal) => signal.exit_code(),
+        None => exit::OK,
+    })
+}
+
+/// One suite file, ready to run: loaded with the flags' overrides, its agent checked and copied
+/// into a workspace, its models chosen.
+fn prepare(flags: &Flags, args: &EvalArgs, path: &Path, mm: &Path) -> Result<Prepared, Failure> {
+    let mut suite = suite::load(path).map_err(Failure::usage)?;
+    if let Some(runs) = args.runs {
+        suite.runs = runs;
+    }
+    if !args.modes.is_empty() {
+        suite.modes.clone_from(&args.modes);
+    }
+    let base = path.parent().unwrap_or(Path::new("."));
+    let agent_path = base.join(&suite.agent);
+    let config = mm_core::load_agent(&agent_path).map_err(|e| Failure::usage(e.to_string()))?;
+    if config.tools.is_empty() {
+        return Err(Failure::usage(format!(
+            "{}: the agent has no declared tools to measure",
+            agent_path.display()
+        )));
+    }
+    let agent_dir = std::fs::canonicalize(&agent_path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .ok_or_else(|| Failure::usage(format!("{}: no such agent file", agent_path.display())))?;
+    let models = models(flags, &suite, &config.model);
+    let workspace = Workspace::prepare(&config, &agent_dir, mm, path).map_err(Failure::runtime)?;
+    Ok(Prepared {
+        suite,
+        workspace,
+        models,
+    })
+}
+
+/// Runs the plan, `jobs` at once, in plan order, until it is done or `cancel` fires; returns
+/// the runs that finished, with their index in the plan.
+async fn execute(
+    plan: Vec<run::Planned>,
+    prepared: &[Arc<Prepared>],
+    options: Arc<Options>,
+    jobs: u32,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Vec<(usize, RunRecord)> {
+    let progress = Arc::new(Progress::new(plan.len()));
+    let jobs = Arc::new(Semaphore::new(jobs as usize));
     let mut tasks = tokio::task::JoinSet::new();
     let mut done: Vec<(usize, RunRecord)> = Vec::new();
     for planned in plan {
@@ -183,23 +216,7 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         }
     }
     progress.finish();
-    let ending = watch.end_turn();
-    done.sort_by_key(|(i, _)| *i);
-    let results = Results {
-        suite: listed.join(", "),
-        suites: prepared.iter().map(|p| p.suite.name.clone()).collect(),
-        date: today(),
-        temperature: flags.temperature,
-        seed: seeds,
-        interrupted: done.len() < total,
-        runs: done.into_iter().map(|(_, r)| r).collect(),
-    };
-    let modes = suite_modes(&prepared);
-    output(args, &results, &modes)?;
-    Ok(match ending {
-        Some(signal) => signal.exit_code(),
-        None => exit::OK,
-    })
+    done
 }
 
 /// The base seed, when seeds are sent: with `--temperature` or `--seed` (default 1); each run

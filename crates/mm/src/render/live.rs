@@ -289,29 +289,7 @@ impl Live {
                 name,
                 arguments,
                 sandbox,
-            } => {
-                let rest = st.markdown.finish();
-                self.write(&mut st, &rest);
-                self.line_start(&mut st);
-                st.streamed = false;
-                st.clock.reply_ended();
-                let marker = sandbox
-                    .as_deref()
-                    .map(|mode| {
-                        let text = format!("[sandboxed: {}]", escape::line(mode));
-                        format!("  {}", self.paint(DIM, &text))
-                    })
-                    .unwrap_or_default();
-                let line = format!(
-                    "{} {} {}{marker}\n",
-                    self.paint(CYAN, "●"),
-                    self.paint(BOLD, &escape::line(name)),
-                    call_summary(name, arguments)
-                );
-                self.write(&mut st, &line);
-                st.tools.insert(id.clone(), ToolView::default());
-                st.phase = Phase::Tool(name.clone(), Instant::now(), None);
-            }
+            } => self.tool_call(&mut st, id, name, arguments, sandbox.as_deref()),
             Event::ToolOutput { id, chunk } => {
                 let lines = match st.tools.get_mut(id) {
                     Some(view) => view.push(chunk),
@@ -327,38 +305,7 @@ impl Live {
                 content,
                 duration_ms,
                 ..
-            } => {
-                // The pipeline's time: the run's, not the dialog's.
-                let took = Duration::from_millis(*duration_ms);
-                let mut view = st.tools.remove(id).unwrap_or_default();
-                let mut lines = view.finish();
-                if !view.echoed && !content.is_empty() {
-                    // Not a process (a file tool, a refusal): its result is what it said.
-                    for line in escape::block(content.trim_end()).lines() {
-                        lines.extend(view.line(line.to_string()));
-                    }
-                }
-                let mut text = self.output_lines(&lines);
-                if view.hidden > 0 {
-                    let elided = view.hidden - view.tail.len();
-                    if elided > 0 {
-                        let note = format!("… {elided} more lines …");
-                        text.push_str(&self.output_lines(&[note]));
-                    }
-                    let tail: Vec<String> = view.tail.drain(..).collect();
-                    text.push_str(&self.output_lines(&tail));
-                }
-                let how = match (ok, exit_code) {
-                    (true, _) => self.paint(GREEN, "ok"),
-                    (false, Some(code)) => self.paint(RED, &format!("exit code {code}")),
-                    (false, None) => self.paint(RED, "not ok"),
-                };
-                let took = self.dim(&format!("· {}", duration(took)));
-                text.push_str(&format!("  {} {how} {took}\n", self.dim("└")));
-                self.write(&mut st, &text);
-                st.clock.reply_since = Some(Instant::now());
-                st.phase = Phase::Waiting(Instant::now());
-            }
+            } => self.tool_result(&mut st, id, *ok, *exit_code, content, *duration_ms),
             Event::ToolProgress { progress, .. } => {
                 if let Phase::Tool(_, _, shown) = &mut st.phase {
                     let mut text = match progress.total.filter(|t| *t > 0.0) {
@@ -409,6 +356,79 @@ impl Live {
             }
             _ => {}
         }
+    }
+
+    /// A call: the reply so far ends, and the call's line is drawn (with the sandbox's marker).
+    fn tool_call(
+        &self,
+        st: &mut State,
+        id: &str,
+        name: &str,
+        arguments: &str,
+        sandbox: Option<&str>,
+    ) {
+        let rest = st.markdown.finish();
+        self.write(st, &rest);
+        self.line_start(st);
+        st.streamed = false;
+        st.clock.reply_ended();
+        let marker = sandbox
+            .map(|mode| {
+                let text = format!("[sandboxed: {}]", escape::line(mode));
+                format!("  {}", self.paint(DIM, &text))
+            })
+            .unwrap_or_default();
+        let line = format!(
+            "{} {} {}{marker}\n",
+            self.paint(CYAN, "●"),
+            self.paint(BOLD, &escape::line(name)),
+            call_summary(name, arguments)
+        );
+        self.write(st, &line);
+        st.tools.insert(id.to_string(), ToolView::default());
+        st.phase = Phase::Tool(name.to_string(), Instant::now(), None);
+    }
+
+    /// A call's end: the rest of its output (head, an elision, the tail) and how it ended.
+    fn tool_result(
+        &self,
+        st: &mut State,
+        id: &str,
+        ok: bool,
+        exit_code: Option<i32>,
+        content: &str,
+        duration_ms: u64,
+    ) {
+        // The pipeline's time: the run's, not the dialog's.
+        let took = Duration::from_millis(duration_ms);
+        let mut view = st.tools.remove(id).unwrap_or_default();
+        let mut lines = view.finish();
+        if !view.echoed && !content.is_empty() {
+            // Not a process (a file tool, a refusal): its result is what it said.
+            for line in escape::block(content.trim_end()).lines() {
+                lines.extend(view.line(line.to_string()));
+            }
+        }
+        let mut text = self.output_lines(&lines);
+        if view.hidden > 0 {
+            let elided = view.hidden - view.tail.len();
+            if elided > 0 {
+                let note = format!("… {elided} more lines …");
+                text.push_str(&self.output_lines(&[note]));
+            }
+            let tail: Vec<String> = view.tail.drain(..).collect();
+            text.push_str(&self.output_lines(&tail));
+        }
+        let how = match (ok, exit_code) {
+            (true, _) => self.paint(GREEN, "ok"),
+            (false, Some(code)) => self.paint(RED, &format!("exit code {code}")),
+            (false, None) => self.paint(RED, "not ok"),
+        };
+        let took = self.dim(&format!("· {}", duration(took)));
+        text.push_str(&format!("  {} {how} {took}\n", self.dim("└")));
+        self.write(st, &text);
+        st.clock.reply_since = Some(Instant::now());
+        st.phase = Phase::Waiting(Instant::now());
     }
 
     /// The model's prose: Markdown styled with colours, else as written (escaped).
