@@ -177,7 +177,7 @@ mod tests {
             }
             async fn run(
                 &self,
-                _: &serde_json::Map<String, serde_json::Value>,
+                _: &crate::args::ValidArgs,
                 _: &ToolCtx,
                 _: &mut Output,
             ) -> Outcome {

@@ -15,10 +15,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::Arguments;
+use crate::args::{Arguments, ValidArgs};
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
@@ -90,7 +89,7 @@ pub struct CallPipeline<'a> {
 }
 
 /// A tool found in the registry and its validated, coerced arguments.
-type Checked<'a> = (&'a Arc<dyn Tool>, Map<String, Value>);
+type Checked<'a> = (&'a Arc<dyn Tool>, ValidArgs);
 
 impl<'a> CallPipeline<'a> {
     pub fn new(
@@ -215,7 +214,7 @@ impl<'a> CallPipeline<'a> {
         &self,
         call: &ToolCall,
         tool: &Arc<dyn Tool>,
-        args: &Map<String, Value>,
+        args: &ValidArgs,
         cancel: &CancellationToken,
     ) -> CallResult {
         match self.consent(tool, args, cancel).await {
@@ -260,7 +259,7 @@ impl<'a> CallPipeline<'a> {
     async fn consent(
         &self,
         tool: &Arc<dyn Tool>,
-        args: &Map<String, Value>,
+        args: &ValidArgs,
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
         let name = tool.spec().name.as_str();
@@ -357,7 +356,7 @@ impl<'a> CallPipeline<'a> {
         &self,
         call: &ToolCall,
         tool: &Arc<dyn Tool>,
-        args: &Map<String, Value>,
+        args: &ValidArgs,
         cancel: &CancellationToken,
     ) -> CallResult {
         let progress_events = self.events.clone();

@@ -2,10 +2,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
-use crate::args::{ParamSpec, ParamType, Params};
+use crate::args::{ParamSpec, ParamType, Params, ValidArgs};
 use crate::tools::{ToolKind, ToolSpec};
 
 /// A tool that is not a process (like a file or MCP tool): writes `text` × `times`.
@@ -63,7 +63,7 @@ impl Tool for Writer {
     fn kind(&self) -> ToolKind {
         ToolKind::Mcp
     }
-    async fn run(&self, args: &Map<String, Value>, _: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, _: &ToolCtx, out: &mut Output) -> Outcome {
         if let Ok(mut runs) = self.runs.lock() {
             *runs += 1;
         }

@@ -28,8 +28,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use ignore::WalkBuilder;
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::args::ValidArgs;
 use crate::args::{ParamSpec, ParamType, Params};
 use crate::diagnostic::AgentFileError;
 use crate::front_matter::{FrontMatter, split_front_matter};
@@ -550,7 +551,7 @@ impl Tool for ReadSkillTool {
     fn read_only(&self) -> bool {
         true
     }
-    async fn run(&self, args: &Map<String, Value>, _ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, _ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let name = args.get("name").and_then(Value::as_str).unwrap_or("");
         let Some(skill) = self.catalogue.get(name).cloned() else {
             out.write_str(&self.catalogue.miss(name));

@@ -33,6 +33,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::ValidArgs;
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
@@ -445,14 +446,15 @@ fn known_arguments(registry: &Registry, call: &ToolCall) -> Option<Map<String, V
         }
         _ => call.arguments.clone(),
     };
-    params.validate(&raw).ok()
+    params.validate(&raw).ok().map(ValidArgs::into_map)
 }
 
 /// Remembers what a handled call did.
 fn note(seen: &mut Seen, registry: &Registry, call: &ToolCall, outcome: &CallResult, ran: bool) {
     let valid = registry
         .get(&call.name)
-        .and_then(|tool| tool.params().validate(&call.arguments).ok());
+        .and_then(|tool| tool.params().validate(&call.arguments).ok())
+        .map(ValidArgs::into_map);
     if ran && outcome.ran {
         seen.ran.push(Ran {
             name: call.name.clone(),

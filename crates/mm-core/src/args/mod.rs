@@ -131,13 +131,13 @@ impl Params {
     /// once. Defaults are applied to omitted parameters; `null` for an optional parameter counts
     /// as omitted. Names not in the list are refused when `deny_unknown`, passed through as they
     /// are otherwise.
-    pub fn validate(&self, raw: &str) -> Result<Map<String, Value>, Invalid> {
+    pub fn validate(&self, raw: &str) -> Result<ValidArgs, Invalid> {
         self.validate_arguments(&Arguments::decode(raw))
     }
 
     /// [`validate`](Self::validate) for arguments already decoded (the call pipeline decodes a
     /// call's arguments once, for the validator, the loop detector and the record).
-    pub fn validate_arguments(&self, arguments: &Arguments) -> Result<Map<String, Value>, Invalid> {
+    pub fn validate_arguments(&self, arguments: &Arguments) -> Result<ValidArgs, Invalid> {
         let raw = arguments.raw.as_str();
         let invalid = |problem: String| Invalid {
             problems: vec![problem],
@@ -189,7 +189,7 @@ impl Params {
         }
 
         if problems.is_empty() {
-            Ok(out)
+            Ok(ValidArgs(out))
         } else {
             Err(Invalid {
                 problems,
@@ -434,6 +434,32 @@ impl Invalid {
             "Call {tool} again with each parameter as its own field."
         );
         text
+    }
+}
+
+/// Arguments the validator accepted and coerced. Only [`Params::validate`] makes one, so a tool
+/// (whose [`run`](crate::Tool::run) takes this) never sees arguments that were not checked.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(transparent)]
+pub struct ValidArgs(Map<String, Value>);
+
+impl std::ops::Deref for ValidArgs {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Map<String, Value> {
+        &self.0
+    }
+}
+
+impl ValidArgs {
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+
+    /// Arguments a test hands to a tool as they are, to reach what validation would refuse.
+    #[cfg(test)]
+    pub(crate) fn unchecked(map: Map<String, Value>) -> Self {
+        Self(map)
     }
 }
 

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::client::{CallError, Client};
 use crate::args::Params;
+use crate::args::ValidArgs;
 use crate::output::Output;
 use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, describe};
 
@@ -100,7 +101,7 @@ impl Tool for McpTool {
     fn kind(&self) -> ToolKind {
         ToolKind::Mcp
     }
-    fn preview(&self, args: &Map<String, Value>) -> Option<String> {
+    fn preview(&self, args: &ValidArgs) -> Option<String> {
         let args = serde_json::to_string(args).unwrap_or_default();
         Some(format!(
             "{} {args} (tool {} of MCP server {})",
@@ -108,7 +109,7 @@ impl Tool for McpTool {
         ))
     }
 
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let called = self
             .client
             .call_tool(

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
+use crate::args::ValidArgs;
 use crate::args::{ParamSpec, ParamType, Params};
 use crate::output::Output;
 use crate::process::ProcessSpec;
@@ -71,7 +72,7 @@ impl Tool for BashTool {
     fn sandbox(&self) -> SandboxMode {
         self.sandbox
     }
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let mut answer = |content: &str| {
             out.write_str(content);
             Outcome::Failed

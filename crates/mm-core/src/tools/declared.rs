@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
+use crate::args::ValidArgs;
 use crate::args::{Params, render_value};
 use crate::config::{DeclaredToolConfig, placeholders};
 use crate::output::Output;
@@ -86,7 +87,7 @@ impl Tool for DeclaredTool {
     }
     /// The command exactly as it will run, each argv entry quoted when it needs it to read
     /// as one (`./release.sh '1.4.2; rm -rf ~' --channel=beta`).
-    fn preview(&self, args: &Map<String, Value>) -> Option<String> {
+    fn preview(&self, args: &ValidArgs) -> Option<String> {
         let argv = self.argv(args).ok()?;
         let program = self.config.command.first()?;
         let mut line = quoted(program);
@@ -96,7 +97,7 @@ impl Tool for DeclaredTool {
         }
         Some(line)
     }
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let argv = match self.argv(args) {
             Ok(argv) => argv,
             Err(answer) => {

@@ -215,7 +215,9 @@ async fn numbers_reach_the_program_in_their_shortest_form() {
 #[test]
 fn the_consent_preview_is_the_command_line_that_will_run() {
     let tool = release("./scripts/release.sh");
-    let args = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+    let args = |v: serde_json::Value| {
+        crate::args::ValidArgs::unchecked(v.as_object().cloned().unwrap_or_default())
+    };
     assert_eq!(
         tool.preview(&args(
             json!({"version": "1.4.2", "channel": "beta", "level": 1})

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::args::ValidArgs;
 use crate::args::{ParamSpec, Params};
 use crate::output::Output;
 use crate::process::{ProcessOutcome, ProcessSpec, run_process};
@@ -176,18 +177,18 @@ pub trait Tool: Send + Sync {
     }
     /// What a consent dialog shows for this call when it is more exact than the arguments
     /// (a declared tool: the command line that will run). `None`: the arguments.
-    fn preview(&self, _args: &Map<String, Value>) -> Option<String> {
+    fn preview(&self, _args: &ValidArgs) -> Option<String> {
         None
     }
     /// The file or folder this call reads or writes, as the model wrote it, when the tool
     /// names one (the file tools' `path`). Consent resolves it (`..`, symlinks) before it
     /// matches rules, and a reading tool asks for one outside the working folder.
-    fn path<'a>(&self, _args: &'a Map<String, Value>) -> Option<&'a str> {
+    fn path<'a>(&self, _args: &'a ValidArgs) -> Option<&'a str> {
         None
     }
     /// Runs the tool with validated, coerced arguments. Failures are written to `out` (the model
     /// reads them) and reported as an [`Outcome`]; this never returns an error.
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome;
+    async fn run(&self, args: &ValidArgs, ctx: &ToolCtx, out: &mut Output) -> Outcome;
 }
 
 /// Runs a process for a tool, its output into `out` (shared by `bash` and declared tools).

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
+use crate::args::ValidArgs;
 use crate::args::{ParamSpec, Params};
 use crate::output::Output;
 
@@ -136,7 +137,7 @@ impl Tool for FileTool {
         self.read_only
     }
     /// `path`, for the tools that have one (`grep` without one searches the working folder).
-    fn path<'a>(&self, args: &'a Map<String, Value>) -> Option<&'a str> {
+    fn path<'a>(&self, args: &'a ValidArgs) -> Option<&'a str> {
         let has_path = self.params.params.iter().any(|p| p.name == "path");
         has_path.then(|| {
             args.get("path")
@@ -148,10 +149,10 @@ impl Tool for FileTool {
     /// The job runs on tokio's blocking pool; its await is raced with the call's cancellation
     /// and [`FileTool::timeout`], so no file, however odd, can hold a turn: a job still running
     /// then is told to stop (its token) and left to finish on its own thread, its answer unread.
-    async fn run(&self, args: &Map<String, Value>, ctx: &ToolCtx, out: &mut Output) -> Outcome {
+    async fn run(&self, args: &ValidArgs, ctx: &ToolCtx, out: &mut Output) -> Outcome {
         let stop = ctx.cancel.child_token();
         let job = Job {
-            args: args.clone(),
+            args: args.clone().into_map(),
             cwd: ctx.cwd.clone(),
             cancel: stop.clone(),
         };
