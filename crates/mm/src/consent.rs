@@ -259,24 +259,55 @@ fn ask_on_lines(request: &ConsentRequest) -> Option<ConsentAnswer> {
         let _ = write!(err, "{text}");
         let _ = err.flush();
     };
-    let read = || {
+    let read = |prompt: &str| {
+        say(prompt);
         let mut answer = String::new();
-        match std::io::stdin().lock().read_line(&mut answer) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(answer),
-        }
+        std::future::ready(match std::io::stdin().lock().read_line(&mut answer) {
+            Ok(0) | Err(_) => Typed::Eof,
+            Ok(_) => Typed::Line(answer),
+        })
     };
     say(&format!("\n{}\n", dialog(request, color)));
+    // On a thread of its own: the reads block, the loop's futures are all ready.
+    futures::executor::block_on(answer(request, read, say))
+}
+
+/// A line the user typed at a prompt, or why there is none.
+pub enum Typed {
+    Line(String),
+    /// Ctrl-C (interactive mode).
+    Interrupted,
+    /// The end of the input.
+    Eof,
+}
+
+/// The dialog's answer, whoever reads the lines (print mode's blocking reads, interactive
+/// mode's line editor): the answer prompt until an answer is understood, then, after a bare
+/// `n`, the reason prompt. `None` when the input ended before any answer.
+pub async fn answer<F, R>(
+    request: &ConsentRequest,
+    mut read: R,
+    say: impl Fn(&str),
+) -> Option<ConsentAnswer>
+where
+    R: FnMut(&'static str) -> F,
+    F: std::future::Future<Output = Typed>,
+{
     loop {
-        say(ANSWER_PROMPT);
-        let answer = read()?;
-        match parse_answer(&answer, request) {
+        let typed = match read(ANSWER_PROMPT).await {
+            Typed::Line(typed) => typed,
+            Typed::Interrupted => return Some(ConsentAnswer::Interrupt),
+            Typed::Eof => return None,
+        };
+        match parse_answer(&typed, request) {
             Some(ConsentAnswer::Deny { reason: None }) => {
-                say(REASON_PROMPT);
-                let reason = read()
-                    .map(|r| r.trim().to_string())
-                    .filter(|r| !r.is_empty());
-                return Some(ConsentAnswer::Deny { reason });
+                return Some(match read(REASON_PROMPT).await {
+                    Typed::Line(reason) => ConsentAnswer::Deny {
+                        reason: Some(reason.trim().to_string()).filter(|r| !r.is_empty()),
+                    },
+                    Typed::Interrupted => ConsentAnswer::Interrupt,
+                    Typed::Eof => ConsentAnswer::Deny { reason: None },
+                });
             }
             Some(answer) => return Some(answer),
             None => say(&format!("{}\n", again(request))),

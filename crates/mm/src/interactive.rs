@@ -310,26 +310,17 @@ impl ConsentAsker for Dialog {
             "{}\n",
             consent::dialog(request, self.live.color())
         ));
-        let answer = loop {
-            let typed = match self.input.answer(consent::ANSWER_PROMPT).await {
-                Read::Line(typed) => typed,
-                Read::Interrupted => break ConsentAnswer::Interrupt,
-                Read::Eof => break ConsentAnswer::Deny { reason: None },
-            };
-            match consent::parse_answer(&typed, request) {
-                Some(ConsentAnswer::Deny { reason: None }) => {
-                    break match self.input.answer(consent::REASON_PROMPT).await {
-                        Read::Line(reason) => ConsentAnswer::Deny {
-                            reason: Some(reason.trim().to_string()).filter(|r| !r.is_empty()),
-                        },
-                        Read::Interrupted => ConsentAnswer::Interrupt,
-                        Read::Eof => ConsentAnswer::Deny { reason: None },
-                    };
-                }
-                Some(answer) => break answer,
-                None => self.live.say(&format!("{}\n", consent::again(request))),
+        let read = |prompt: &'static str| async move {
+            match self.input.answer(prompt).await {
+                Read::Line(typed) => consent::Typed::Line(typed),
+                Read::Interrupted => consent::Typed::Interrupted,
+                Read::Eof => consent::Typed::Eof,
             }
         };
+        let say = |text: &str| self.live.say(text);
+        let answer = consent::answer(request, read, say)
+            .await
+            .unwrap_or(ConsentAnswer::Deny { reason: None });
         if let (ConsentAnswer::Always { save: true }, Some(rule), Some(trust)) =
             (&answer, &request.always, &self.trust)
         {
