@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: an agent file is loaded ([`load_agent`]) into an [`AgentConfig`]; the config
 //! builds a tool [`Registry`]; the turn loop ([`run_turn`]) sends the conversation to a
-//! [`provider::Provider`], runs the tool calls the model makes through the registry and reports
-//! every step as an [`Event`] to the caller (the `mm` binary renders them).
+//! [`provider::Provider`], hands each tool call the model makes to the one call pipeline
+//! ([`CallPipeline`]: look-up, validation, loop detector, consent, hooks, the run, output limits)
+//! and reports every step as an [`Event`] to the caller (the `mm` binary renders them). A
+//! [`session::Session`] keeps the conversation across turns and writes it as JSONL.
 
 mod agent_file;
 mod args;

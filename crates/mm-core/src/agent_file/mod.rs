@@ -53,8 +53,8 @@ pub fn parse_agent(path: &Path, text: &str) -> Result<AgentConfig, AgentFileErro
     Ok(config)
 }
 
-/// Parses and checks everything, and returns apart the uses of keys that are not built yet
-/// (`skills`, `mcp`, `hooks`, built-ins not written yet).
+/// Parses and checks everything, and returns apart the uses of what is not built yet (the
+/// reserved built-ins `web_fetch` and `todo`).
 fn parse_shape(
     path: &Path,
     text: &str,

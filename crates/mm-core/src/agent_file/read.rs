@@ -17,7 +17,7 @@ pub(crate) struct Cx {
     dir: PathBuf,
     pub warnings: Vec<AgentFileError>,
     /// Keys that parse but that nothing implements yet, in file order: using one is an error
-    /// (a configured MCP server or skill folder that is silently ignored misleads), reported
+    /// (a reserved built-in that would be silently ignored misleads), reported
     /// once the whole file is known to be well formed.
     pub unsupported: Vec<AgentFileError>,
 }
