@@ -43,7 +43,6 @@ use crate::provider::{
     ChatRequest, ChatResponse, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
 use crate::registry::Registry;
-use crate::tools::ToolSpec;
 
 /// The tool whose result is never followed by the answer step: a skill tells the model what to
 /// call next.
@@ -113,6 +112,27 @@ enum Ask {
     FreshAnswer,
 }
 
+impl Ask {
+    /// The request after a reply that was not an answer: the answer step, then the question
+    /// and the results in one fresh message.
+    fn again(self) -> Self {
+        match self {
+            Ask::Any => Ask::Answer,
+            Ask::Answer | Ask::FreshAnswer => Ask::FreshAnswer,
+        }
+    }
+
+    /// The request's `max_tokens`. An answer from results already in front of the model is
+    /// short; a small model that rambles there (seen: Gemma 3 270M writing until an 8000-token
+    /// limit, minutes on a CPU) is cut and judged like any cut answer.
+    fn max_tokens(self, limits: &Limits) -> u32 {
+        match self {
+            Ask::Any => limits.max_tokens,
+            Ask::Answer | Ask::FreshAnswer => limits.max_tokens.min(ANSWER_MAX_TOKENS),
+        }
+    }
+}
+
 /// A call that ran, for the answer step and the fallback.
 #[derive(Debug, Clone)]
 struct Ran {
@@ -139,6 +159,33 @@ struct Seen {
     failed_round: Option<Vec<(String, Value)>>,
 }
 
+impl Seen {
+    /// A turn's start, after `earlier` (the conversation before its user message): what mm
+    /// wrote to the model in earlier turns is no answer either (seen: an invalid call's answer
+    /// from the turn before, copied as the answer to a follow-up).
+    fn after(earlier: &[Message]) -> Self {
+        Self {
+            mm_messages: earlier
+                .iter()
+                .filter_map(|m| match m {
+                    Message::Tool { content, .. } if crate::pipeline::written_by_mm(content) => {
+                        Some(content.clone())
+                    }
+                    _ => None,
+                })
+                .collect(),
+            ..Self::default()
+        }
+    }
+}
+
+/// How a round of calls ended the turn, when it did.
+enum Ended {
+    /// The loop detector stopped it: why.
+    Loop(String),
+    Cancelled,
+}
+
 /// Runs one user turn over `messages` (which must already hold the system prompt and the user's
 /// message) and appends every reply and tool result to it.
 pub async fn run_turn(
@@ -149,19 +196,13 @@ pub async fn run_turn(
 ) -> Result<TurnResult, ProviderError> {
     let specs = registry.specs();
     let strict = registry.strict_schemas();
+    // What the model may name: a reply naming one of these is judged with them in mind.
     let names: Vec<String> = specs
         .iter()
         .map(|s| s.name.clone())
         .chain(registry.skill_names().iter().cloned())
         .collect();
-    let pipeline = CallPipeline::new(
-        registry,
-        opts.cwd.clone(),
-        opts.limits,
-        opts.consent.clone(),
-        opts.events.clone(),
-    )
-    .with_hooks(opts.hooks.clone());
+    let pipeline = pipeline_of(registry, opts);
     // This turn's user message: what came before it is sent as a dialogue.
     let start = messages
         .iter()
@@ -169,29 +210,8 @@ pub async fn run_turn(
         .unwrap_or(messages.len());
     let mut calls_state = CallState::default();
     let mut ask = Ask::Any;
-    // What mm wrote to the model in earlier turns is no answer either (seen: an invalid call's
-    // answer from the turn before, copied as the answer to a follow-up).
-    let mut seen = Seen {
-        mm_messages: messages[..start]
-            .iter()
-            .filter_map(|m| match m {
-                Message::Tool { content, .. } if crate::pipeline::written_by_mm(content) => {
-                    Some(content.clone())
-                }
-                _ => None,
-            })
-            .collect(),
-        ..Default::default()
-    };
-    let mut result = TurnResult {
-        result: String::new(),
-        stop_reason: StopReason::Done,
-        turns: 0,
-        tool_calls: Vec::new(),
-        usage: Usage::default(),
-        message: None,
-        junk: None,
-    };
+    let mut seen = Seen::after(&messages[..start]);
+    let mut result = TurnResult::started();
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
@@ -199,21 +219,10 @@ pub async fn run_turn(
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer => dialogue(messages, start),
         };
-        let no_tools: [ToolSpec; 0] = [];
-        // An answer from results already in front of the model is short; a small model that
-        // rambles there (seen: Gemma 3 270M writing until an 8000-token limit, minutes on a
-        // CPU) is cut and judged like any cut answer.
-        let max_tokens = match ask {
-            Ask::Any => opts.limits.max_tokens,
-            Ask::Answer | Ask::FreshAnswer => opts.limits.max_tokens.min(ANSWER_MAX_TOKENS),
-        };
+        let max_tokens = ask.max_tokens(&opts.limits);
         let request = ChatRequest {
             messages: &sent,
-            tools: if ask == Ask::FreshAnswer {
-                &no_tools
-            } else {
-                &specs
-            },
+            tools: if ask == Ask::FreshAnswer { &[] } else { &specs },
             max_tokens,
             answer_only: ask != Ask::Any,
         };
@@ -223,124 +232,48 @@ pub async fn run_turn(
             Err(e) => return Err(e),
         };
         add_usage(&mut result.usage, &reply);
-        for message in &reply.warnings {
-            (opts.events)(&Event::Warning {
-                message: message.clone(),
-            });
-        }
-        let truncated = reply.finish_reason.as_deref() == Some("length");
-        if truncated {
-            (opts.events)(&Event::Warning {
-                message: format!(
-                    "the model's reply was cut at {max_tokens} tokens ({})",
-                    if ask == Ask::Any {
-                        "limits.max_tokens"
-                    } else {
-                        "the answer step's limit"
-                    }
-                ),
-            });
-        }
+        let truncated = warn_about(&reply, max_tokens, ask, opts);
 
         if !reply.tool_calls.is_empty() && ask == Ask::Any {
-            let fresh = not_repeats(&reply.tool_calls, &seen, registry);
-            if fresh.is_empty() {
-                // Every call repeats one that just worked: its result is in front of the model.
-                ask = Ask::Answer;
-                continue;
-            }
-            let round_key: Vec<(String, Value)> = fresh.iter().map(call_key).collect();
-            if reply.calls_as_text && seen.failed_round.as_ref() == Some(&round_key) {
-                // The same calls again, after they failed or were refused: the model is stuck
-                // (measured: Qwen2.5-Coder-0.5B repeats an invalid call until the loop detector
-                // stops the turn, with no answer). It is asked to answer with what it has.
-                (opts.events)(&Event::Warning {
-                    message: "the model repeated a call that did not work; asking it for an answer"
-                        .into(),
-                });
-                ask = Ask::Answer;
-                continue;
-            }
-            if !reply.content.is_empty() {
-                (opts.events)(&Event::AssistantMessage {
-                    text: reply.content.clone(),
-                    is_final: false,
-                });
-            }
-            messages.push(Message::Assistant {
-                content: (!reply.content.is_empty()).then(|| reply.content.clone()),
-                tool_calls: fresh.clone(),
-            });
-            let round_start = seen.ran.len();
-            let mut calls = fresh.iter();
-            while let Some(call) = calls.next() {
-                let (outcome, record) = pipeline.handle(call, &mut calls_state, &opts.cancel).await;
-                let ran = record.is_some() && outcome.stopped.is_none();
-                result.tool_calls.extend(record);
-                note(&mut seen, registry, call, &outcome, ran);
-                answer(messages, call, outcome.content);
-                if let Some(why) = outcome.stopped {
-                    for rest in calls.by_ref() {
-                        answer(messages, rest, "Not run: the turn was stopped.".into());
-                    }
+            let (fresh, round_key) = match to_run(&reply, &seen, registry, opts) {
+                Ok(round) => round,
+                Err(next) => {
+                    ask = next;
+                    continue;
+                }
+            };
+            let round = Round {
+                pipeline: &pipeline,
+                registry,
+                opts,
+            };
+            match round
+                .run(
+                    &reply,
+                    fresh,
+                    round_key,
+                    messages,
+                    &mut seen,
+                    &mut calls_state,
+                    &mut result,
+                )
+                .await
+            {
+                Ok(next) => ask = next,
+                Err(Ended::Loop(why)) => {
                     result.stop_reason = StopReason::Loop;
                     result.message = Some(why);
                     return Ok(result);
                 }
-                if outcome.cancelled || opts.cancel.is_cancelled() {
-                    for rest in calls.by_ref() {
-                        answer(messages, rest, "Not run: the user interrupted.".into());
-                    }
-                    return Ok(cancelled(result));
-                }
-            }
-            seen.last_round = seen.ran.len() - round_start;
-            let round = &seen.ran[round_start..];
-            seen.failed_round = round.iter().all(|r| !r.ok).then_some(round_key);
-            let all_ran_ok = !round.is_empty()
-                && round.len() == fresh.len()
-                && round.iter().all(|r| r.ok && r.name != READ_SKILL);
-            if reply.calls_as_text && all_ran_ok {
-                ask = Ask::Answer;
+                Err(Ended::Cancelled) => return Ok(cancelled(result)),
             }
             continue;
         }
 
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
-        let prompts = user_texts(messages);
-        let outputs: Vec<&str> = seen
-            .ran
-            .iter()
-            .filter(|r| r.ok)
-            .map(|r| r.output.as_str())
-            .collect();
-        let mut mm_messages: Vec<&str> = seen.mm_messages.iter().map(String::as_str).collect();
-        mm_messages.extend(crate::provider::ANSWER_REQUESTS);
-        let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let context = AnswerContext {
-            prompts: &prompts,
-            tool_outputs: &outputs,
-            mm_messages: &mm_messages,
-            names: &name_refs,
-            truncated,
-            calls_succeeded: seen.ran.iter().any(|r| r.ok),
-        };
-        let junk = if reply.tool_calls.is_empty() {
-            junk::judge(&reply.content, &context)
-        } else {
-            Some(Junk::CallAsText)
-        };
+        let junk = judge_reply(&reply, messages, &seen, &names, truncated);
         let Some(junk) = junk else {
-            (opts.events)(&Event::AssistantMessage {
-                text: reply.content.clone(),
-                is_final: true,
-            });
-            messages.push(Message::Assistant {
-                content: Some(reply.content.clone()),
-                tool_calls: vec![],
-            });
-            result.result = reply.content;
-            return Ok(result);
+            return Ok(answered(result, reply.content, messages, opts));
         };
         if seen.retries < 1 && result.turns < opts.limits.max_turns {
             seen.retries += 1;
@@ -350,21 +283,225 @@ pub async fn run_turn(
                     junk.describe()
                 ),
             });
-            ask = if ask == Ask::Any {
-                Ask::Answer
-            } else {
-                Ask::FreshAnswer
-            };
+            ask = ask.again();
             continue;
         }
         return Ok(fall_back(result, messages, &seen, junk, opts));
     }
+    Ok(out_of_turns(result, opts))
+}
+
+/// The call pipeline of one turn: its working folder, limits, consent, events and hooks.
+fn pipeline_of<'r>(registry: &'r Registry, opts: &TurnOptions) -> CallPipeline<'r> {
+    CallPipeline::new(
+        registry,
+        opts.cwd.clone(),
+        opts.limits,
+        opts.consent.clone(),
+        opts.events.clone(),
+    )
+    .with_hooks(opts.hooks.clone())
+}
+
+/// `max_turns` replies and the model still calls tools.
+fn out_of_turns(mut result: TurnResult, opts: &TurnOptions) -> TurnResult {
     result.stop_reason = StopReason::MaxTurns;
     result.message = Some(format!(
         "The turn was stopped after {} model replies (max_turns) while the model was still calling tools.",
         opts.limits.max_turns
     ));
-    Ok(result)
+    result
+}
+
+impl TurnResult {
+    /// A turn that has not asked anything yet.
+    fn started() -> Self {
+        Self {
+            result: String::new(),
+            stop_reason: StopReason::Done,
+            turns: 0,
+            tool_calls: Vec::new(),
+            usage: Usage::default(),
+            message: None,
+            junk: None,
+        }
+    }
+}
+
+/// The model answered: its text ends the turn.
+fn answered(
+    mut result: TurnResult,
+    text: String,
+    messages: &mut Vec<Message>,
+    opts: &TurnOptions,
+) -> TurnResult {
+    (opts.events)(&Event::AssistantMessage {
+        text: text.clone(),
+        is_final: true,
+    });
+    messages.push(Message::Assistant {
+        content: Some(text.clone()),
+        tool_calls: vec![],
+    });
+    result.result = text;
+    result
+}
+
+/// Tells the user what was odd about a reply; returns whether it was cut at `max_tokens`.
+fn warn_about(reply: &ChatResponse, max_tokens: u32, ask: Ask, opts: &TurnOptions) -> bool {
+    for message in &reply.warnings {
+        (opts.events)(&Event::Warning {
+            message: message.clone(),
+        });
+    }
+    let truncated = reply.finish_reason.as_deref() == Some("length");
+    if truncated {
+        (opts.events)(&Event::Warning {
+            message: format!(
+                "the model's reply was cut at {max_tokens} tokens ({})",
+                if ask == Ask::Any {
+                    "limits.max_tokens"
+                } else {
+                    "the answer step's limit"
+                }
+            ),
+        });
+    }
+    truncated
+}
+
+/// The calls of a reply that are to run, with the round's key; or, when none is, the next
+/// step: every call repeats one that just worked (its result is in front of the model), or a
+/// model writing calls as text sends again calls that did not work (it is stuck).
+fn to_run(
+    reply: &ChatResponse,
+    seen: &Seen,
+    registry: &Registry,
+    opts: &TurnOptions,
+) -> Result<(Vec<ToolCall>, RoundKey), Ask> {
+    let fresh = not_repeats(&reply.tool_calls, seen, registry);
+    if fresh.is_empty() {
+        return Err(Ask::Answer);
+    }
+    let round_key: RoundKey = fresh.iter().map(call_key).collect();
+    if reply.calls_as_text && seen.failed_round.as_ref() == Some(&round_key) {
+        // Measured: Qwen2.5-Coder-0.5B repeats an invalid call until the loop detector stops
+        // the turn, with no answer. It is asked to answer with what it has.
+        (opts.events)(&Event::Warning {
+            message: "the model repeated a call that did not work; asking it for an answer".into(),
+        });
+        return Err(Ask::Answer);
+    }
+    Ok((fresh, round_key))
+}
+
+/// A round's calls: name and arguments (as JSON, or the raw text).
+type RoundKey = Vec<(String, Value)>;
+
+/// What a round of calls needs that does not change during the turn.
+struct Round<'r, 'p> {
+    pipeline: &'r CallPipeline<'p>,
+    registry: &'r Registry,
+    opts: &'r TurnOptions,
+}
+
+impl Round<'_, '_> {
+    /// Shows the reply's text, records the calls, hands them to the pipeline in order (each
+    /// answered in `messages`) and returns the next step; stops at the loop detector or a
+    /// cancellation (the calls left are answered as not run).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the turn's state, each part its own"
+    )]
+    async fn run(
+        &self,
+        reply: &ChatResponse,
+        fresh: Vec<ToolCall>,
+        round_key: RoundKey,
+        messages: &mut Vec<Message>,
+        seen: &mut Seen,
+        calls_state: &mut CallState,
+        result: &mut TurnResult,
+    ) -> Result<Ask, Ended> {
+        let opts = self.opts;
+        if !reply.content.is_empty() {
+            (opts.events)(&Event::AssistantMessage {
+                text: reply.content.clone(),
+                is_final: false,
+            });
+        }
+        messages.push(Message::Assistant {
+            content: (!reply.content.is_empty()).then(|| reply.content.clone()),
+            tool_calls: fresh.clone(),
+        });
+        let round_start = seen.ran.len();
+        let mut calls = fresh.iter();
+        while let Some(call) = calls.next() {
+            let (outcome, record) = self.pipeline.handle(call, calls_state, &opts.cancel).await;
+            let ran = record.is_some() && outcome.stopped.is_none();
+            result.tool_calls.extend(record);
+            note(seen, self.registry, call, &outcome, ran);
+            answer(messages, call, outcome.content);
+            if let Some(why) = outcome.stopped {
+                for rest in calls.by_ref() {
+                    answer(messages, rest, "Not run: the turn was stopped.".into());
+                }
+                return Err(Ended::Loop(why));
+            }
+            if outcome.cancelled || opts.cancel.is_cancelled() {
+                for rest in calls.by_ref() {
+                    answer(messages, rest, "Not run: the user interrupted.".into());
+                }
+                return Err(Ended::Cancelled);
+            }
+        }
+        seen.last_round = seen.ran.len() - round_start;
+        let round = &seen.ran[round_start..];
+        seen.failed_round = round.iter().all(|r| !r.ok).then_some(round_key);
+        let all_ran_ok = !round.is_empty()
+            && round.len() == fresh.len()
+            && round.iter().all(|r| r.ok && r.name != READ_SKILL);
+        // Calls written as text that all worked: the model is asked for its answer (it would
+        // otherwise write the same calls again).
+        Ok(if reply.calls_as_text && all_ran_ok {
+            Ask::Answer
+        } else {
+            Ask::Any
+        })
+    }
+}
+
+/// Whether a text reply is junk (a call in an answer step always is), judged against what this
+/// turn put in front of the model.
+fn judge_reply(
+    reply: &ChatResponse,
+    messages: &[Message],
+    seen: &Seen,
+    names: &[String],
+    truncated: bool,
+) -> Option<Junk> {
+    if !reply.tool_calls.is_empty() {
+        return Some(Junk::CallAsText);
+    }
+    let prompts = user_texts(messages);
+    let outputs: Vec<&str> = seen
+        .ran
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| r.output.as_str())
+        .collect();
+    let mut mm_messages: Vec<&str> = seen.mm_messages.iter().map(String::as_str).collect();
+    mm_messages.extend(crate::provider::ANSWER_REQUESTS);
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let context = AnswerContext {
+        prompts: &prompts,
+        tool_outputs: &outputs,
+        mm_messages: &mm_messages,
+        names: &name_refs,
+        truncated,
+        calls_succeeded: seen.ran.iter().any(|r| r.ok),
+    };
+    junk::judge(&reply.content, &context)
 }
 
 /// Sends one request, turning stream pieces into events.
