@@ -36,6 +36,7 @@ pub mod tools;
 pub mod trust;
 mod turn;
 mod units;
+mod yaml;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
 pub use args::{Arguments, Invalid, ParamSpec, ParamType, Params, ValidArgs, render_value};

@@ -12,11 +12,9 @@
 //! not exist are skipped without a word, since the default ones (`~/.config/mm/skills`,
 //! `./.mm/skills`) usually don't.
 //!
-//! The front matter is read from saphyr's event stream rather than its tree loader: the three
-//! keys are flat, events carry the line of every key, and skipping the other keys (`license`,
-//! `metadata`, …) needs no tree. The parser is a state machine that bounds nesting itself, so a
-//! hostile `[[[[…` is a warning, not a stack overflow. (The agent file's front-matter splitter
-//! is shared: [`crate::front_matter`].)
+//! The front matter is split and read as an agent file's is ([`crate::front_matter`],
+//! [`crate::yaml`]): the same lines in messages, duplicate keys and hostile nesting (`[[[[…`)
+//! refused the same way, as a warning.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -27,7 +25,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ignore::WalkBuilder;
-use saphyr_parser::{Event, Parser, ScalarStyle};
 use serde_json::Value;
 
 use crate::args::ValidArgs;
@@ -37,6 +34,7 @@ use crate::front_matter::{FrontMatter, split_front_matter};
 use crate::output::Output;
 use crate::text::{one_line, similarity};
 use crate::tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
+use crate::yaml::{Kind, Node};
 
 /// The file that makes a folder a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -294,75 +292,38 @@ fn read_front(file: &Path) -> Result<Meta, AgentFileError> {
 type Bad = (usize, &'static str, String);
 
 /// Reads `name`, `description` and `keywords` from the front matter (which starts on line 2
-/// and is closed on `close_line`); other keys (`license`, `metadata`, …) are skipped.
+/// and is closed on `close_line`) with the agent file's YAML reader ([`crate::yaml`]: lines,
+/// duplicate keys and hostile nesting are handled there); other keys (`license`, `metadata`,
+/// …) are skipped.
 fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
-    let mut events = Events {
-        parser: Parser::new_from_str(yaml),
-    };
-    // The document's root: a mapping, or nothing at all.
-    let mut open = loop {
-        match events.next()? {
-            (Event::StreamStart | Event::DocumentStart(_), _) => {}
-            (Event::MappingStart(..), _) => break true,
-            (Event::StreamEnd | Event::DocumentEnd, _) => break false,
-            (_, line) => {
-                return Err((
-                    line,
-                    "",
-                    "the front matter must be `key: value` lines".into(),
-                ));
-            }
+    let root = crate::yaml::parse(yaml, 2).map_err(|e| (e.line, "", e.message))?;
+    let entries = match root {
+        None => Vec::new(),
+        Some(Node {
+            kind: Kind::Map(entries),
+            ..
+        }) => entries,
+        Some(node) => {
+            return Err((
+                node.line,
+                "",
+                "the front matter must be `key: value` lines".into(),
+            ));
         }
     };
     let mut name: Option<(String, usize)> = None;
     let mut description: Option<(String, usize)> = None;
     let mut keywords: Option<(Vec<String>, usize)> = None;
-    while open {
-        let (key, line) = match events.next()? {
-            (Event::MappingEnd, _) => {
-                open = false;
-                continue;
+    for entry in &entries {
+        match entry.key.as_str() {
+            "name" => name = text_of(&entry.value, "name")?.map(|n| (n, entry.line)),
+            "description" => {
+                description = text_of(&entry.value, "description")?.map(|d| (d, entry.line));
             }
-            (Event::Scalar(key, ..), line) => (key.into_owned(), line),
-            (_, line) => {
-                return Err((
-                    line,
-                    "",
-                    "a key must be plain text, not a list or a mapping".into(),
-                ));
-            }
-        };
-        let (slot, key): (&mut Option<_>, &'static str) = match key.as_str() {
-            "name" => (&mut name, "name"),
-            "description" => (&mut description, "description"),
-            "keywords" => {
-                if let Some((_, first)) = &keywords {
-                    return Err((
-                        line,
-                        "keywords",
-                        format!("given twice (first on line {first})"),
-                    ));
-                }
-                keywords = Some((events.keywords()?, line));
-                continue;
-            }
-            _ => {
-                events.skip_value()?;
-                continue;
-            }
-        };
-        if let Some((_, first)) = slot {
-            return Err((line, key, format!("given twice (first on line {first})")));
-        }
-        match events.next()? {
-            (Event::Scalar(value, style, ..), _) if !is_null(&value, style) => {
-                *slot = Some((one_line(&value), line));
-            }
-            (Event::Scalar(..), _) => {}
-            (_, value_line) => return Err((value_line, key, "expected text".into())),
+            "keywords" => keywords = Some((keywords_of(&entry.value)?, entry.line)),
+            _ => {}
         }
     }
-    events.drain()?;
     let Some((name, name_line)) = name.filter(|(n, _)| !n.is_empty()) else {
         return Err((close_line, "name", "missing".into()));
     };
@@ -390,8 +351,21 @@ fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
             format!("longer than {MAX_DESCRIPTION_CHARS} characters"),
         ));
     }
-    let (mut keywords, keywords_line) = keywords.unwrap_or_default();
-    // Every keyword is in every request: a skill may not make the catalogue large.
+    let (keywords, trimmed) = trim_keywords(keywords.unwrap_or_default());
+    Ok(Meta {
+        name,
+        name_line,
+        description,
+        keywords,
+        trimmed,
+    })
+}
+
+/// Every keyword is in every request: a skill may not make the catalogue large. The keywords
+/// kept, and the warning (line of `keywords`, why) when some were left out.
+fn trim_keywords(
+    (mut keywords, line): (Vec<String>, usize),
+) -> (Vec<String>, Option<(usize, String)>) {
     let given = keywords.len();
     let long = keywords
         .iter()
@@ -411,7 +385,7 @@ fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
             ));
         }
         (
-            keywords_line,
+            line,
             format!(
                 "{} of {given} keywords left out ({}): every keyword is in every request",
                 given - keywords.len(),
@@ -419,91 +393,49 @@ fn parse_front(yaml: &str, close_line: usize) -> Result<Meta, Bad> {
             ),
         )
     });
-    Ok(Meta {
-        name,
-        name_line,
-        description,
-        keywords,
-        trimmed,
+    (keywords, trimmed)
+}
+
+/// A scalar as one line of text (`name: 1.0` is the text `1.0`); `None` for YAML's null (not
+/// given); a list or a mapping is an error.
+fn scalar_text(node: &Node) -> Option<Option<String>> {
+    Some(match &node.kind {
+        Kind::Null => None,
+        Kind::Str(s) => Some(one_line(s)),
+        Kind::Bool(b) => Some(b.to_string()),
+        Kind::Int(i) => Some(i.to_string()),
+        Kind::Float(f) => Some(f.to_string()),
+        Kind::Seq(_) | Kind::Map(_) => return None,
     })
 }
 
-/// saphyr's events with the line (of `SKILL.md`) each starts on.
-struct Events<'a> {
-    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+fn text_of(node: &Node, key: &'static str) -> Result<Option<String>, Bad> {
+    scalar_text(node).ok_or_else(|| (node.line, key, "expected text".into()))
 }
 
-impl<'a> Events<'a> {
-    fn next(&mut self) -> Result<(Event<'a>, usize), Bad> {
-        // The YAML starts on line 2 of the file (after the opening `---`).
-        match self.parser.next() {
-            None => Ok((Event::StreamEnd, 0)),
-            Some(Ok((event, span))) => Ok((event, span.start.line().max(1) + 1)),
-            Some(Err(e)) => Err((
-                e.marker().line().max(1) + 1,
-                "",
-                format!(
-                    "invalid YAML: {} (column {})",
-                    e.info(),
-                    e.marker().col() + 1
-                ),
-            )),
-        }
-    }
-
-    /// `keywords`: a list of strings, or one comma-separated string.
-    fn keywords(&mut self) -> Result<Vec<String>, Bad> {
-        let mut words = Vec::new();
-        match self.next()? {
-            (Event::Scalar(value, style, ..), _) if !is_null(&value, style) => {
-                words.extend(value.split(',').map(one_line));
-            }
-            (Event::Scalar(..), _) => {}
-            (Event::SequenceStart(..), _) => loop {
-                match self.next()? {
-                    (Event::SequenceEnd, _) => break,
-                    (Event::Scalar(value, ..), _) => words.push(one_line(&value)),
-                    (_, line) => return Err((line, "keywords", "expected a list of words".into())),
-                }
-            },
-            (_, line) => {
+/// `keywords`: a list of words, or one comma-separated text.
+fn keywords_of(node: &Node) -> Result<Vec<String>, Bad> {
+    let mut words: Vec<String> = match &node.kind {
+        Kind::Seq(items) => items
+            .iter()
+            .map(|item| match scalar_text(item) {
+                Some(word) => Ok(word.unwrap_or_default()),
+                None => Err((item.line, "keywords", "expected a list of words".into())),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => match scalar_text(node) {
+            Some(text) => text.unwrap_or_default().split(',').map(one_line).collect(),
+            None => {
                 return Err((
-                    line,
+                    node.line,
                     "keywords",
                     "expected a list of words or a comma-separated text".into(),
                 ));
             }
-        }
-        words.retain(|w| !w.is_empty());
-        Ok(words)
-    }
-
-    /// Skips one value, however nested, without recursing.
-    fn skip_value(&mut self) -> Result<(), Bad> {
-        let mut depth = 0usize;
-        loop {
-            match self.next()?.0 {
-                Event::SequenceStart(..) | Event::MappingStart(..) => depth += 1,
-                Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
-                Event::StreamEnd => return Ok(()),
-                _ => {}
-            }
-            if depth == 0 {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Reads to the end, so that a syntax error after the keys is still reported.
-    fn drain(&mut self) -> Result<(), Bad> {
-        while !matches!(self.next()?.0, Event::StreamEnd) {}
-        Ok(())
-    }
-}
-
-/// An empty value, `~` or `null`: YAML's null, which for us is "not given".
-fn is_null(value: &str, style: ScalarStyle) -> bool {
-    style == ScalarStyle::Plain && matches!(value, "" | "~" | "null" | "Null" | "NULL")
+        },
+    };
+    words.retain(|w| !w.is_empty());
+    Ok(words)
 }
 
 fn quoted(text: &str) -> String {

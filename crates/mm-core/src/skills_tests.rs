@@ -217,7 +217,7 @@ fn malformed_files_are_warnings_and_the_rest_loads() {
             "skills/f-badyaml/SKILL.md:3: invalid YAML: mapping values are not allowed in this context (column 15)",
             "skills/g-list/SKILL.md:2: the front matter must be `key: value` lines",
             "skills/h-badname/SKILL.md:2: name: \"two words\" is not a skill name: use letters, digits, `-`, `_` or `.`, at most 64",
-            "skills/i-twice/SKILL.md:3: name: given twice (first on line 2)",
+            "skills/i-twice/SKILL.md:3: invalid YAML: duplicated key in mapping (column 1)",
             "skills/j-nested/SKILL.md:2: name: expected text",
             "skills/k-empty/SKILL.md:2: name: missing",
             "skills/l-keywords/SKILL.md:4: keywords: expected a list of words or a comma-separated text",

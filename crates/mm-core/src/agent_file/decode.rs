@@ -9,9 +9,9 @@ use super::read::{
     Cx, Result, boolean, child, duration, index, list, map, non_empty_string, one_of, positive,
     string, unknown_choice, unknown_key,
 };
-use super::yaml::{Entry, Kind, Node};
 use crate::config::{AgentConfig, Limits, ToolCallMode};
 use crate::tools::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS};
+use crate::yaml::{Entry, Kind, Node};
 
 const TOP_KEYS: &[&str] = &[
     "name",

@@ -7,9 +7,9 @@ use super::read::{
     Cx, Result, child, command, duration, index, list, map, non_empty_string, string, unknown_key,
     valid_name,
 };
-use super::yaml::{Entry, Kind, Node};
 use crate::config::{HookConfig, HooksConfig, McpServerConfig, McpTransport, ToolMatcher};
 use crate::sandbox::SandboxMode;
+use crate::yaml::{Entry, Kind, Node};
 
 const MCP_KEYS: &[&str] = &[
     "url", "headers", "command", "env", "prefix", "timeout", "sandbox",

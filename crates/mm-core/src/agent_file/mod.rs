@@ -3,7 +3,7 @@
 //! Every error names the file, the line and the key:
 //! `ops.md:14: tools.release.command[0]: the program may not contain a placeholder`.
 //!
-//! Layers: [`yaml`] turns saphyr's marked tree into a small tree that knows the line of every
+//! Layers: [`crate::yaml`] (shared with skills' front matter) turns saphyr's marked tree into a small tree that knows the line of every
 //! key and value; [`decode`] walks it, checking each mapping's keys as it goes (so the first
 //! problem in file order is the one reported), into the resolved [`AgentConfig`]. Walking the
 //! tree by hand rather than through serde keeps key order, exact lines and the wording of every
@@ -13,9 +13,8 @@ mod decode;
 mod extras;
 mod read;
 mod tools;
-mod yaml;
 
-pub use yaml::to_json as yaml_to_json;
+pub use crate::yaml::to_json as yaml_to_json;
 
 #[cfg(test)]
 mod tests;
@@ -95,7 +94,7 @@ fn parse_shape(
                 ),
             ));
         }
-        Some(yaml) => yaml::parse(yaml, first_line).map_err(|e| fail(e.line, e.message))?,
+        Some(yaml) => crate::yaml::parse(yaml, first_line).map_err(|e| fail(e.line, e.message))?,
         None => None,
     };
     let mut cx = read::Cx::new(file.clone(), path);

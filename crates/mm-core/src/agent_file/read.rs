@@ -6,7 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use super::AgentFileError;
-use super::yaml::{Entry, Kind, Node};
+use crate::text::did_you_mean;
+use crate::yaml::{Entry, Kind, Node};
 
 pub(super) type Result<T> = std::result::Result<T, AgentFileError>;
 
@@ -324,35 +325,6 @@ pub(super) fn unknown_key(cx: &Cx, entry: &Entry, path: &str, known: &[&str]) ->
         None => format!("unknown key; expected one of: {}", known.join(", ")),
     };
     cx.err(entry.line, &child(path, &entry.key), message)
-}
-
-/// The candidate closest to `word`, if close enough: the same once case, `_` and `-` are
-/// ignored, or Jaro-Winkler ≥ 0.8, or at most 2 edits (fewer than the word's length).
-pub(super) fn did_you_mean<'c>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
-    let norm = |s: &str| s.to_lowercase().replace(['_', '-', ' '], "");
-    let word_norm = norm(word);
-    let mut best: Option<(f64, &str)> = None;
-    for candidate in candidates {
-        let cand_norm = norm(candidate);
-        let score = if cand_norm == word_norm {
-            2.0
-        } else {
-            let jw = strsim::jaro_winkler(&word_norm, &cand_norm);
-            let edits = strsim::levenshtein(&word_norm, &cand_norm);
-            if jw >= 0.8 || (edits <= 2 && edits < word_norm.chars().count()) {
-                jw
-            } else {
-                continue;
-            }
-        };
-        if best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 /// 1–64 of `A-Z a-z 0-9 _ -`: tool, parameter, MCP server names.

@@ -476,7 +476,7 @@ fn placeholder_syntax() {
 
 #[test]
 fn did_you_mean_threshold() {
-    use super::read::did_you_mean;
+    use crate::text::did_you_mean;
     let keys = ["description", "parameters", "command", "timeout"];
     assert_eq!(did_you_mean("descripton", keys), Some("description"));
     assert_eq!(did_you_mean("params", keys), Some("parameters"));

@@ -5,13 +5,14 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::read::{
-    Cx, Result, boolean, child, command, did_you_mean, duration, index, list, map, one_of, string,
-    unknown_key, valid_name,
+    Cx, Result, boolean, child, command, duration, index, list, map, one_of, string, unknown_key,
+    valid_name,
 };
-use super::yaml::{Entry, Kind, Node};
 use crate::args::{ParamSpec, ParamType, Params};
 use crate::config::{DeclaredToolConfig, placeholders};
+use crate::text::did_you_mean;
 use crate::tools::BUILTIN_NAMES;
+use crate::yaml::{Entry, Kind, Node};
 
 const TOOL_KEYS: &[&str] = &["description", "parameters", "command", "timeout"];
 const PARAM_KEYS: &[&str] = &["type", "description", "required", "enum", "default"];

@@ -37,7 +37,7 @@ use std::fmt::Write as _;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::text::{one_line, similarity};
+use crate::text::{did_you_mean, one_line};
 
 mod coerce;
 mod mcp_schema;
@@ -287,12 +287,7 @@ impl Params {
     }
 
     fn closest_name(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .map(|p| (p.name.as_str(), similarity(name, &p.name)))
-            .filter(|(_, score)| *score >= 0.7)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(name, _)| name)
+        did_you_mean(name, self.params.iter().map(|p| p.name.as_str()))
     }
 }
 

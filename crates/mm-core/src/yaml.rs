@@ -1,18 +1,19 @@
-//! The YAML layer: saphyr's marked tree turned into a small owned tree that keeps, for every
-//! key and value, its line in the agent file, and the order of keys as written.
+//! The YAML layer of agent files, skills' front matter and eval suites: saphyr's marked tree
+//! turned into a small owned tree that keeps, for every key and value, its line in the file,
+//! and the order of keys as written. Deep nesting is refused before the tree is built.
 
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use saphyr_parser::Event;
 
-/// One YAML value and the line (of the agent file, 1-based) where it starts.
+/// One YAML value and the line (of the file, 1-based) where it starts.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Node {
+pub(crate) struct Node {
     pub line: usize,
     pub kind: Kind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Null,
     Bool(bool),
     Int(i64),
@@ -24,23 +25,23 @@ pub(super) enum Kind {
 
 /// One `key: value` of a mapping.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     pub key: String,
     /// The line of the key.
     pub line: usize,
     pub value: Node,
 }
 
-/// A YAML problem: the line (of the agent file) and what is wrong.
+/// A YAML problem: the line (of the file) and what is wrong.
 #[derive(Debug)]
-pub(super) struct YamlError {
+pub(crate) struct YamlError {
     pub line: usize,
     pub message: String,
 }
 
-/// Parses `text` (one YAML document) whose first line is line `first_line` of the agent file.
+/// Parses `text` (one YAML document) whose first line is line `first_line` of the file.
 /// An empty document is `None`.
-pub(super) fn parse(text: &str, first_line: usize) -> Result<Option<Node>, YamlError> {
+pub(crate) fn parse(text: &str, first_line: usize) -> Result<Option<Node>, YamlError> {
     let offset = first_line.saturating_sub(1);
     check_depth(text, offset)?;
     let docs = MarkedYaml::load_from_str(text).map_err(|e| {
