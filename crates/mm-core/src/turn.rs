@@ -12,6 +12,12 @@
 //!   allowed ([`ChatRequest::answer_only`]). Asked with the tools still callable, these models
 //!   wrote the same call again (0 answers of 9 for the 0.5B); asked this way, they answered from
 //!   the output (8 of 9). `read_skill` is exempt: a skill says what to call next.
+//! - **A repair step.** After a round whose calls were all invalid (an unknown tool, arguments
+//!   the validator refused), the next request asks once a turn for a call held to the tools'
+//!   schemas ([`ChatRequest::call_only`]: on llama-server a grammar of the calls, in
+//!   constrained mode the schema without `{"answer"}`). Told in text what was wrong, Qwen2.5-
+//!   Coder-0.5B sent the same invalid call again; once the repaired call is valid, the invalid
+//!   round is no longer sent (its error text was copied as the answer).
 //! - **A repeat is not run again.** A call that repeats one the previous round ran successfully
 //!   (same tool, same valid arguments, whatever unknown parameters it adds) is not run and not
 //!   answered as invalid: the next request is the answer step. A repeat with another call
@@ -27,6 +33,7 @@
 //!   result answers a new question from it instead of calling (seen in interactive mode). The
 //!   session keeps everything.
 
+use std::ops::Range;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -110,6 +117,9 @@ enum Ask {
     Answer,
     /// An answer to the question and the results in one fresh message, without tools.
     FreshAnswer,
+    /// A call whose arguments the tool's schema holds (the repair step), after a round whose
+    /// calls were all invalid.
+    Call,
 }
 
 impl Ask {
@@ -117,7 +127,7 @@ impl Ask {
     /// and the results in one fresh message.
     fn again(self) -> Self {
         match self {
-            Ask::Any => Ask::Answer,
+            Ask::Any | Ask::Call => Ask::Answer,
             Ask::Answer | Ask::FreshAnswer => Ask::FreshAnswer,
         }
     }
@@ -128,7 +138,7 @@ impl Ask {
     fn max_tokens(self, limits: &Limits) -> u32 {
         match self {
             Ask::Any => limits.max_tokens,
-            Ask::Answer | Ask::FreshAnswer => limits.max_tokens.min(ANSWER_MAX_TOKENS),
+            Ask::Answer | Ask::FreshAnswer | Ask::Call => limits.max_tokens.min(ANSWER_MAX_TOKENS),
         }
     }
 }
@@ -154,6 +164,14 @@ struct Seen {
     mm_messages: Vec<String>,
     /// Requests for an answer made after junk.
     retries: u32,
+    /// The repair step was asked for (at most once a turn).
+    repaired: bool,
+    /// The messages (indices into the conversation) of the invalid round the repair step was
+    /// asked after.
+    repaired_round: Option<Range<usize>>,
+    /// Messages of this turn not sent any more: the invalid round, once a later call was
+    /// valid (its error, in front of the model, was copied as the answer — measured).
+    hidden: Option<Range<usize>>,
     /// The previous round's calls (name and arguments as JSON, or the raw text) when none of
     /// them worked: a model that writes calls as text and sends the same ones again is stuck.
     failed_round: Option<Vec<(String, Value)>>,
@@ -217,14 +235,15 @@ pub async fn run_turn(
         result.turns += 1;
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
-            Ask::Any | Ask::Answer => dialogue(messages, start),
+            Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
         };
         let max_tokens = ask.max_tokens(&opts.limits);
         let request = ChatRequest {
             messages: &sent,
             tools: if ask == Ask::FreshAnswer { &[] } else { &specs },
             max_tokens,
-            answer_only: ask != Ask::Any,
+            answer_only: matches!(ask, Ask::Answer | Ask::FreshAnswer),
+            call_only: ask == Ask::Call,
         };
         let reply = match ask_model(provider, &request, &strict, opts).await {
             Ok(reply) => reply,
@@ -234,7 +253,7 @@ pub async fn run_turn(
         add_usage(&mut result.usage, &reply);
         let truncated = warn_about(&reply, max_tokens, ask, opts);
 
-        if !reply.tool_calls.is_empty() && ask == Ask::Any {
+        if !reply.tool_calls.is_empty() && matches!(ask, Ask::Any | Ask::Call) {
             let (fresh, round_key) = match to_run(&reply, &seen, registry, opts) {
                 Ok(round) => round,
                 Err(next) => {
@@ -430,17 +449,19 @@ impl Round<'_, '_> {
                 is_final: false,
             });
         }
+        let first_message = messages.len();
         messages.push(Message::Assistant {
             content: (!reply.content.is_empty()).then(|| reply.content.clone()),
             tool_calls: fresh.clone(),
         });
         let round_start = seen.ran.len();
+        let mut invalid = 0;
         let mut calls = fresh.iter();
         while let Some(call) = calls.next() {
             let (outcome, record) = self.pipeline.handle(call, calls_state, &opts.cancel).await;
             let ran = record.is_some() && outcome.stopped.is_none();
             result.tool_calls.extend(record);
-            note(seen, self.registry, call, &outcome, ran);
+            invalid += usize::from(!note(seen, self.registry, call, &outcome, ran));
             answer(messages, call, outcome.content);
             if let Some(why) = outcome.stopped {
                 for rest in calls.by_ref() {
@@ -461,6 +482,18 @@ impl Round<'_, '_> {
         let all_ran_ok = !round.is_empty()
             && round.len() == fresh.len()
             && round.iter().all(|r| r.ok && r.name != READ_SKILL);
+        // Calls that were all invalid (an unknown tool, arguments the validator refused): the
+        // model is asked once for a call held to the tools' schemas. Measured on Qwen2.5-Coder
+        // 0.5B: told what was wrong in text, it sent the same invalid call again (an invented
+        // parameter, `"libras"` for `lb`, a currency to the weight converter).
+        if invalid == fresh.len() && !seen.repaired {
+            seen.repaired = true;
+            seen.repaired_round = Some(first_message..messages.len());
+            return Ok(Ask::Call);
+        }
+        if invalid < fresh.len() && seen.repaired_round.is_some() {
+            seen.hidden = seen.repaired_round.take();
+        }
         // Calls written as text that all worked: the model is asked for its answer (it would
         // otherwise write the same calls again).
         Ok(if reply.calls_as_text && all_ran_ok {
@@ -586,12 +619,20 @@ fn known_arguments(registry: &Registry, call: &ToolCall) -> Option<Map<String, V
     params.validate(&raw).ok().map(ValidArgs::into_map)
 }
 
-/// Remembers what a handled call did.
-fn note(seen: &mut Seen, registry: &Registry, call: &ToolCall, outcome: &CallResult, ran: bool) {
+/// Remembers what a handled call did; returns whether it was valid (a known tool, arguments
+/// the validator takes).
+fn note(
+    seen: &mut Seen,
+    registry: &Registry,
+    call: &ToolCall,
+    outcome: &CallResult,
+    ran: bool,
+) -> bool {
     let valid = registry
         .get(&call.name)
         .and_then(|tool| tool.params().validate(&call.arguments).ok())
         .map(ValidArgs::into_map);
+    let is_valid = valid.is_some();
     if ran && outcome.ran {
         seen.ran.push(Ran {
             name: call.name.clone(),
@@ -602,13 +643,15 @@ fn note(seen: &mut Seen, registry: &Registry, call: &ToolCall, outcome: &CallRes
     } else {
         seen.mm_messages.push(outcome.content.clone());
     }
+    is_valid
 }
 
 /// The messages to send: earlier turns as a dialogue (the question and the answer of each turn
 /// that ended with one, without its calls and results), then this turn as it is. A turn that
 /// ended without an answer (stopped, interrupted, cut by a crash) is sent whole: dropping its
-/// calls would leave two user messages in a row, which strict chat templates refuse.
-fn dialogue(messages: &[Message], start: usize) -> Vec<Message> {
+/// calls would leave two user messages in a row, which strict chat templates refuse. `hidden`
+/// messages of this turn are left out (an invalid round the repair step made good).
+fn dialogue(messages: &[Message], start: usize, hidden: Option<Range<usize>>) -> Vec<Message> {
     let mut sent = Vec::with_capacity(messages.len());
     let mut turn_start = 0;
     for i in 0..=start.min(messages.len()) {
@@ -633,7 +676,15 @@ fn dialogue(messages: &[Message], start: usize) -> Vec<Message> {
         }
         turn_start = i;
     }
-    sent.extend_from_slice(&messages[start.min(messages.len())..]);
+    let hidden = hidden.unwrap_or_default();
+    sent.extend(
+        messages
+            .iter()
+            .enumerate()
+            .skip(start)
+            .filter(|(i, _)| !hidden.contains(i))
+            .map(|(_, m)| m.clone()),
+    );
     sent
 }
 

@@ -300,6 +300,8 @@ impl Provider {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<ChatResponse, Failure> {
         let body = self.body(request, strict, constrained, info);
+        // A native repair step under a grammar of calls replies as constrained mode does.
+        let constrained = constrained || body.grammar.is_some() && request.call_only;
         let mut builder = self.http.post(self.url("chat/completions")).json(&body);
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             builder = builder.bearer_auth(key);
@@ -349,27 +351,32 @@ impl Provider {
             (messages, request.tools.iter().map(WireTool::from).collect())
         };
         let native_answer = !constrained && request.answer_only;
-        let tool_choice = (native_answer && !request.tools.is_empty()).then_some("none");
         // The tools the reply may call: none when it must be an answer.
         let callable: &[ToolSpec] = if request.answer_only {
             &[]
         } else {
             request.tools
         };
-        // On llama-server a compact grammar replaces the schema (see `gbnf`), when it can.
-        let grammar = (constrained && info.llama_server)
-            .then(|| {
-                let schemas: Vec<Value> = (0..callable.len())
-                    .map(|i| constrained::arguments_schema(callable, strict, i))
-                    .collect();
-                gbnf::grammar(callable, &schemas)
-            })
+        let schemas = || -> Vec<Value> {
+            (0..callable.len())
+                .map(|i| constrained::arguments_schema(callable, strict, i))
+                .collect()
+        };
+        // On llama-server a compact grammar replaces the schema (see `gbnf`), when it can; a
+        // repair step in native mode gets the constrained grammar of its calls (no answer).
+        let grammar = ((constrained || request.call_only) && info.llama_server)
+            .then(|| gbnf::grammar(callable, &schemas(), !request.call_only))
             .flatten();
         let grammar = grammar.or_else(|| {
             (native_answer && info.llama_server).then(|| wire::ANSWER_GRAMMAR.to_owned())
         });
         let response_format = (constrained && grammar.is_none())
-            .then(|| constrained::response_format(callable, strict));
+            .then(|| constrained::response_format(callable, strict, !request.call_only));
+        // llama-server takes a grammar beside the tools only with `tool_choice: "none"` (the
+        // tools stay in the prompt, the grammar decides the reply).
+        let native_grammar = !constrained && grammar.is_some();
+        let tool_choice =
+            ((native_answer || native_grammar) && !request.tools.is_empty()).then_some("none");
         let completion_tokens = self.completion_tokens_field.load(Ordering::Relaxed);
         wire::Request {
             model: &self.config.model,

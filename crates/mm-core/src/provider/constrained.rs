@@ -75,7 +75,12 @@ pub(crate) fn arguments_schema(tools: &[ToolSpec], strict: &[Value], index: usiz
 /// `response_format` for the request. Typed rather than a `serde_json::Value` so that `tool`
 /// comes before `arguments` whatever serde_json's map order: llama.cpp builds its grammar in the
 /// schema's property order, and the model should choose the tool before writing its arguments.
-pub(crate) fn response_format(tools: &[ToolSpec], strict: &[Value]) -> ResponseFormat {
+/// Without `answer`, only the calls (the turn loop's repair step).
+pub(crate) fn response_format(
+    tools: &[ToolSpec],
+    strict: &[Value],
+    answer: bool,
+) -> ResponseFormat {
     let mut any_of: Vec<Branch> = (0..tools.len())
         .map(|i| Branch::Tool {
             kind: "object",
@@ -89,14 +94,16 @@ pub(crate) fn response_format(tools: &[ToolSpec], strict: &[Value]) -> ResponseF
             additional_properties: false,
         })
         .collect();
-    any_of.push(Branch::Answer {
-        kind: "object",
-        properties: AnswerProperties {
-            answer: TypeOnly { kind: "string" },
-        },
-        required: ["answer"],
-        additional_properties: false,
-    });
+    if answer {
+        any_of.push(Branch::Answer {
+            kind: "object",
+            properties: AnswerProperties {
+                answer: TypeOnly { kind: "string" },
+            },
+            required: ["answer"],
+            additional_properties: false,
+        });
+    }
     ResponseFormat {
         kind: "json_schema",
         json_schema: JsonSchema {

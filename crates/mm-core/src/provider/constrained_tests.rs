@@ -36,7 +36,8 @@ fn strict() -> Vec<Value> {
 
 #[test]
 fn response_format_snapshot() {
-    let format = serde_json::to_value(response_format(&tools(), &strict())).unwrap_or_default();
+    let format =
+        serde_json::to_value(response_format(&tools(), &strict(), true)).unwrap_or_default();
     assert_eq!(
         format,
         json!({
@@ -77,7 +78,8 @@ fn response_format_snapshot() {
 
 #[test]
 fn tool_comes_before_arguments_in_the_schema_text() {
-    let text = serde_json::to_string(&response_format(&tools(), &strict())).unwrap_or_default();
+    let text =
+        serde_json::to_string(&response_format(&tools(), &strict(), true)).unwrap_or_default();
     let tool = text.find("\"tool\":{\"const\"").unwrap_or(usize::MAX);
     let arguments = text.find("\"arguments\":{").unwrap_or(0);
     assert!(tool < arguments, "{text}");
@@ -85,7 +87,7 @@ fn tool_comes_before_arguments_in_the_schema_text() {
 
 #[test]
 fn without_strict_schemas_the_visible_ones_are_used() {
-    let format = serde_json::to_value(response_format(&tools(), &[])).unwrap_or_default();
+    let format = serde_json::to_value(response_format(&tools(), &[], true)).unwrap_or_default();
     let arguments = &format["json_schema"]["schema"]["anyOf"][0]["properties"]["arguments"];
     assert_eq!(
         arguments["properties"]["version"]["description"],

@@ -20,9 +20,9 @@ number ::= integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,4})?
 boolean ::= "true" | "false"
 "#;
 
-/// The grammar for these tools and their (strict) argument schemas, or `None` when a schema is
-/// beyond this small writer.
-pub(crate) fn grammar(tools: &[ToolSpec], schemas: &[Value]) -> Option<String> {
+/// The grammar for these tools and their (strict) argument schemas, with `{"answer": …}` as
+/// one more choice when `answer`; `None` when a schema is beyond this small writer.
+pub(crate) fn grammar(tools: &[ToolSpec], schemas: &[Value], answer: bool) -> Option<String> {
     let mut rules = Vec::new();
     let mut alternatives = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
@@ -34,9 +34,16 @@ pub(crate) fn grammar(tools: &[ToolSpec], schemas: &[Value]) -> Option<String> {
         rules.push(format!("call{i} ::= {head} {arguments}"));
         alternatives.push(format!("call{i}"));
     }
-    alternatives.push("answer".to_owned());
+    if answer {
+        alternatives.push("answer".to_owned());
+    }
+    if alternatives.is_empty() {
+        return None;
+    }
     let mut out = format!("root ::= \"{{\" ({}) \"}}\"\n", alternatives.join(" | "));
-    out.push_str(&format!("answer ::= {} string\n", literal(r#""answer":"#)));
+    if answer {
+        out.push_str(&format!("answer ::= {} string\n", literal(r#""answer":"#)));
+    }
     for rule in rules {
         out.push_str(&rule);
         out.push('\n');
@@ -172,7 +179,7 @@ mod tests {
             }, "required": ["version", "channel"]}),
             json!({"type": "object", "properties": {}}),
         ];
-        let grammar = grammar(&[spec("release"), spec("ping")], &schemas).unwrap_or_default();
+        let grammar = grammar(&[spec("release"), spec("ping")], &schemas, true).unwrap_or_default();
         let rules: Vec<&str> = grammar.lines().take(9).collect();
         let mut expected = vec![
             r#"root ::= "{" (call0 | call1 | answer) "}""#,
@@ -208,9 +215,26 @@ mod tests {
     }
 
     #[test]
+    fn a_call_only_grammar_offers_no_answer() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        assert_eq!(
+            grammar(&[], &[], false),
+            None,
+            "no tool, no answer: nothing to write"
+        );
+        let grammar =
+            grammar(&[spec("t")], std::slice::from_ref(&schema), false).unwrap_or_default();
+        assert!(
+            grammar.starts_with("root ::= \"{\" (call0) \"}\"\n"),
+            "{grammar}"
+        );
+        assert!(!grammar.contains("answer"), "{grammar}");
+    }
+
+    #[test]
     fn optional_only_members() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "number"}}});
-        let grammar = grammar(&[spec("t")], &[schema]).unwrap_or_default();
+        let grammar = grammar(&[spec("t")], &[schema], true).unwrap_or_default();
         assert!(
             grammar.contains(r#"args0 ::= "{" (args0-0 ("," args0-1)? | args0-1)? "}""#),
             "{grammar}"
@@ -229,19 +253,23 @@ mod tests {
         ];
         for schema in cases {
             assert_eq!(
-                grammar(&[spec("t")], std::slice::from_ref(&schema)),
+                grammar(&[spec("t")], std::slice::from_ref(&schema), true),
                 None,
                 "{schema}"
             );
         }
-        assert_eq!(grammar(&[spec("t")], &[]), None, "no schema for the tool");
+        assert_eq!(
+            grammar(&[spec("t")], &[], true),
+            None,
+            "no schema for the tool"
+        );
     }
 
     #[test]
     fn literals_are_escaped() {
         assert_eq!(literal("a\"b\\c\nd\u{1}"), r#""a\"b\\c\nd\x01""#);
         let schema = json!({"type": "object", "properties": {"q": {"enum": ["say \"hi\"", 3, true]}}, "required": ["q"]});
-        let grammar = grammar(&[spec("t")], &[schema]).unwrap_or_default();
+        let grammar = grammar(&[spec("t")], &[schema], true).unwrap_or_default();
         assert!(
             grammar.contains(r#"args0-0 ::= "\"q\":" ("\"say \\\"hi\\\"\"" | "3" | "true")"#),
             "{grammar}"

@@ -72,6 +72,12 @@ pub struct ChatRequest<'a> {
     /// the answer (not kept in the conversation), and on llama-server a grammar keeps call
     /// syntax (`{`, and `[`, `<` or a code fence at the start) out of the reply.
     pub answer_only: bool,
+    /// The reply must be a call to one of `tools`, its arguments held to the tool's schema (the
+    /// turn loop's repair step, after a round whose calls were all invalid). The prompt stays as
+    /// it is. In constrained mode the schema or grammar offers no `{"answer"}`; in native mode on
+    /// llama-server a grammar of the same calls is added (the reply is then read as a
+    /// constrained one); elsewhere the request is sent as usual.
+    pub call_only: bool,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -81,6 +87,7 @@ impl<'a> ChatRequest<'a> {
             tools,
             max_tokens,
             answer_only: false,
+            call_only: false,
         }
     }
 }

@@ -34,8 +34,8 @@ pub(crate) struct ServerInfo {
 /// Whether this request's body depends on `/props` (see the module's overview).
 pub(crate) fn needed(mode: ToolCallMode, request: &ChatRequest<'_>) -> bool {
     match mode {
-        // An answer step gets llama-server's grammar when the server is llama-server.
-        ToolCallMode::Native => request.answer_only,
+        // An answer step and a repair step get a grammar when the server is llama-server.
+        ToolCallMode::Native => request.answer_only || request.call_only,
         ToolCallMode::Auto | ToolCallMode::Constrained => {
             !request.tools.is_empty() || request.answer_only
         }

@@ -209,15 +209,20 @@ fn stream_json_prints_one_event_a_line() {
 fn the_loop_detector_stops_at_the_fifth_identical_call() {
     let case = Case::new(&agent_with_tools(TOOLS));
     // An invalid call (an unknown parameter): answered, not run, and counted all the same.
+    // Without llama-server's `/props` the repair step has no grammar: the model's calls stay
+    // its own.
     let call = || Reply::tool_call("status", r#"{"servce":"billing"}"#);
-    let server = ScriptedServer::start(vec![
-        call(),
-        call(),
-        call(),
-        call(),
-        call(),
-        Reply::text("never"),
-    ]);
+    let server = ScriptedServer::builder()
+        .without_props()
+        .script(vec![
+            call(),
+            call(),
+            call(),
+            call(),
+            call(),
+            Reply::text("never"),
+        ])
+        .start();
     let out = case.mm(&server).args(["-p", "go"]).assert().code(3);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("5 times"));
     assert!(case.calls().is_empty(), "an invalid call never runs");
@@ -735,4 +740,118 @@ fn a_call_written_as_text_that_failed_and_comes_again_gets_the_answer_step() {
     assert_eq!(requests[2]["tool_choice"], "none");
     // The invalid call was answered once, in text; the repeat is not in the conversation.
     assert_eq!(tool_messages(&requests[2]).len(), 1);
+}
+
+/// Real shape (Qwen2.5-Coder-0.5B on the project's suite): a parameter the tool does not have,
+/// sent again unchanged after the invalid call's answer. mm asks once for a call held to the
+/// tools' schemas (on llama-server a grammar of the calls, no answer), runs it, and the invalid
+/// round is no longer sent with the answer step (its error was copied as the answer).
+#[test]
+fn an_invalid_call_gets_one_repair_step_held_to_the_schemas() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call(
+            "release",
+            r#"{"version":"1.2","channel":"stable","notify":true}"#,
+        ),
+        // Under the grammar the scripted server writes the call as `{"tool":…,"arguments":…}`.
+        Reply::tool_call("release", r#"{"version":"1.2","channel":"stable"}"#),
+        Reply::text("Released 1.2 on stable."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "release 1.2 on stable and tell everyone"])
+        .assert()
+        .success()
+        .stdout("Released 1.2 on stable.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(stderr.matches("● release").count(), 2, "{stderr}");
+    assert_eq!(
+        case.calls(),
+        vec![vec!["1.2".to_string(), "--channel=stable".to_string()]]
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The repair step: the same conversation and tools, a grammar of calls only.
+    let repair = &requests[1];
+    let grammar = repair["grammar"].as_str().expect("a grammar");
+    let offered = requests[0]["tools"].as_array().map_or(0, Vec::len);
+    let root = grammar.lines().next().unwrap_or_default();
+    assert_eq!(
+        root.matches("call").count(),
+        offered,
+        "one call per tool: {root}"
+    );
+    assert!(grammar.contains(r#"\"tool\":\"release\""#), "{grammar}");
+    assert!(!grammar.contains("answer"), "{grammar}");
+    assert_eq!(repair["tool_choice"], "none");
+    assert_eq!(repair["tools"], requests[0]["tools"]);
+    assert_eq!(tool_messages(repair).len(), 1, "the invalid call's answer");
+    // The answer step sees the call that ran, not the invalid one.
+    let answer = &requests[2];
+    let results = tool_messages(answer);
+    assert_eq!(results.len(), 1, "{answer}");
+    assert!(!results[0].contains("invalid"), "{results:?}");
+}
+
+/// The repair step is asked for once a turn: a repair that is invalid too (a server that
+/// enforces no grammar) is answered in text as usual, and the turn goes on without one.
+#[test]
+fn the_repair_step_is_asked_for_once() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"svc":"billing"}"#),
+        Reply::tool_call("status", r#"{"svc":"auth"}"#),
+        Reply::text("I could not check it."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "status of billing"])
+        .assert()
+        .success()
+        .stdout("I could not check it.\n");
+    assert!(case.calls().is_empty());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1]["grammar"].is_string());
+    assert!(
+        requests[2].get("grammar").is_none_or(Value::is_null),
+        "{}",
+        requests[2]
+    );
+    assert!(
+        requests[2].get("tool_choice").is_none_or(Value::is_null),
+        "{}",
+        requests[2]
+    );
+    assert_eq!(
+        tool_messages(&requests[2]).len(),
+        2,
+        "both invalid calls answered"
+    );
+}
+
+/// A server that is not llama-server gets no grammar: the repair step is an ordinary request.
+#[test]
+fn without_llama_server_the_repair_step_is_an_ordinary_request() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::builder()
+        .without_props()
+        .script(vec![
+            Reply::tool_call("status", r#"{"svc":"billing"}"#),
+            Reply::tool_call("status", r#"{"service":"billing"}"#),
+            Reply::text("Billing is up."),
+        ])
+        .start();
+    case.mm(&server)
+        .args(["-p", "status of billing"])
+        .assert()
+        .success()
+        .stdout("Billing is up.\n");
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+    let repair = &server.requests()[1];
+    assert!(repair.get("grammar").is_none_or(Value::is_null), "{repair}");
+    assert!(
+        repair.get("tool_choice").is_none_or(Value::is_null),
+        "{repair}"
+    );
 }
