@@ -218,13 +218,19 @@ const NUMBERS_TOOL: &str = r#"  scale:
 #[test]
 fn numbers_reach_the_program_in_their_shortest_form_or_are_refused() {
     let case = Case::new(&agent_with_tools(NUMBERS_TOOL));
-    let server = ScriptedServer::start(vec![
-        Reply::tool_call("scale", r#"{"ratio":3.0,"count":2.0}"#),
-        Reply::tool_call("scale", r#"{"ratio":-0.0}"#),
-        Reply::tool_call("scale", r#"{"ratio":1,"count":9223372036854775808}"#),
-        Reply::tool_call("scale", r#"{"ratio":0.10000000000000000001}"#),
-        Reply::text("done"),
-    ]);
+    // Without llama-server's `/props` the repair step after the invalid call is an ordinary
+    // request, so every call below arrives as the model wrote it (a grammar's reply would be
+    // re-serialised by the scripted server).
+    let server = ScriptedServer::builder()
+        .without_props()
+        .script(vec![
+            Reply::tool_call("scale", r#"{"ratio":3.0,"count":2.0}"#),
+            Reply::tool_call("scale", r#"{"ratio":-0.0}"#),
+            Reply::tool_call("scale", r#"{"ratio":1,"count":9223372036854775808}"#),
+            Reply::tool_call("scale", r#"{"ratio":0.10000000000000000001}"#),
+            Reply::text("done"),
+        ])
+        .start();
     case.mm(&server)
         .args(["-p", "go"])
         .assert()
