@@ -164,10 +164,8 @@ struct Seen {
     mm_messages: Vec<String>,
     /// Requests for an answer made after junk.
     retries: u32,
-    /// The repair step was asked for (at most once a turn).
-    repaired: bool,
     /// The messages (indices into the conversation) of the invalid round the repair step was
-    /// asked after.
+    /// asked after (at most once a turn: see [`Seen::repaired`]).
     repaired_round: Option<Range<usize>>,
     /// Messages of this turn not sent any more: the invalid round, once a later call was
     /// valid (its error, in front of the model, was copied as the answer — measured).
@@ -178,6 +176,11 @@ struct Seen {
 }
 
 impl Seen {
+    /// Whether this turn asked for the repair step already.
+    fn repaired(&self) -> bool {
+        self.repaired_round.is_some() || self.hidden.is_some()
+    }
+
     /// A turn's start, after `earlier` (the conversation before its user message): what mm
     /// wrote to the model in earlier turns is no answer either (seen: an invalid call's answer
     /// from the turn before, copied as the answer to a follow-up).
@@ -486,8 +489,7 @@ impl Round<'_, '_> {
         // model is asked once for a call held to the tools' schemas. Measured on Qwen2.5-Coder
         // 0.5B: told what was wrong in text, it sent the same invalid call again (an invented
         // parameter, `"libras"` for `lb`, a currency to the weight converter).
-        if invalid == fresh.len() && !seen.repaired {
-            seen.repaired = true;
+        if invalid == fresh.len() && !seen.repaired() {
             seen.repaired_round = Some(first_message..messages.len());
             return Ok(Ask::Call);
         }
