@@ -52,6 +52,56 @@ impl Default for Limits {
     }
 }
 
+/// `presentation:` of the agent file: how declared tools are shown to the model (the schema and
+/// description it reads; what runs does not change). `mm eval --variants` measures the choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Presentation {
+    /// End each declared tool's description with "Give each parameter as its own field."
+    /// (`closing_sentence`, default `true`).
+    pub closing_sentence: bool,
+    /// Where `required` and `enum` are told (`schema`, default `sentences`).
+    pub schema: SchemaStyle,
+}
+
+impl Default for Presentation {
+    fn default() -> Self {
+        Self {
+            closing_sentence: true,
+            schema: SchemaStyle::Sentences,
+        }
+    }
+}
+
+/// How a declared tool's schema tells which parameters are required and which values are
+/// allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaStyle {
+    /// In each parameter's description: `Required.` / `Optional.`, `One of: a, b.` (SPEC §2).
+    #[default]
+    Sentences,
+    /// As JSON Schema keywords: `required: [...]` and each parameter's `enum`.
+    Keywords,
+}
+
+impl SchemaStyle {
+    pub const NAMES: &'static [&'static str] = &["sentences", "keywords"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "sentences" => Some(Self::Sentences),
+            "keywords" => Some(Self::Keywords),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sentences => "sentences",
+            Self::Keywords => "keywords",
+        }
+    }
+}
+
 /// One declared tool (`tools.NAME` in the agent file), checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeclaredToolConfig {
@@ -89,6 +139,8 @@ pub struct AgentConfig {
     pub limits: Limits,
     /// `sandbox:`: how `bash` and declared tools are confined (hooks never are).
     pub sandbox: SandboxMode,
+    /// `presentation:`: how declared tools are shown to the model.
+    pub presentation: Presentation,
     /// The agent's instructions (the Markdown body or `instructions:`).
     pub instructions: String,
     /// Diagnostics that do not stop mm (e.g. a parameter no command entry uses), for
@@ -124,6 +176,7 @@ impl Default for AgentConfig {
             hooks: HooksConfig::default(),
             limits: Limits::default(),
             sandbox: SandboxMode::Off,
+            presentation: Presentation::default(),
             instructions: String::new(),
             warnings: Vec::new(),
         }

@@ -40,7 +40,9 @@ mod yaml;
 
 pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
 pub use args::{Arguments, Invalid, ParamSpec, ParamType, Params, ValidArgs, render_value};
-pub use config::{AgentConfig, DeclaredToolConfig, Limits, ToolCallMode, base_url};
+pub use config::{
+    AgentConfig, DeclaredToolConfig, Limits, Presentation, SchemaStyle, ToolCallMode, base_url,
+};
 pub use events::{Event, EventSink, ToolCallRecord};
 pub use hooks::Hooks;
 pub use junk::{AnswerContext, Junk};

@@ -105,7 +105,8 @@ impl Registry {
         };
         for tool in &config.tools {
             registry.add(Arc::new(
-                DeclaredTool::new(tool.clone()).sandboxed(config.sandbox),
+                DeclaredTool::presented(tool.clone(), config.presentation)
+                    .sandboxed(config.sandbox),
             ));
         }
         registry

@@ -9,7 +9,7 @@ use super::read::{
     Cx, Result, boolean, child, duration, index, list, map, non_empty_string, one_of, positive,
     string, unknown_choice, unknown_key,
 };
-use crate::config::{AgentConfig, Limits, ToolCallMode};
+use crate::config::{AgentConfig, Limits, Presentation, SchemaStyle, ToolCallMode};
 use crate::tools::{BUILTIN_NAMES, IMPLEMENTED_BUILTINS};
 use crate::yaml::{Entry, Kind, Node};
 
@@ -28,8 +28,10 @@ const TOP_KEYS: &[&str] = &[
     "hooks",
     "limits",
     "sandbox",
+    "presentation",
     "instructions",
 ];
+const PRESENTATION_KEYS: &[&str] = &["closing_sentence", "schema"];
 const LIMIT_KEYS: &[&str] = &[
     "max_turns",
     "max_output",
@@ -98,6 +100,7 @@ fn top_level(cx: &mut Cx, config: &mut AgentConfig, entry: &Entry, markdown: boo
         "hooks" => config.hooks = super::extras::hooks(cx, value, key)?,
         "limits" => config.limits = limits(cx, value, key)?,
         "sandbox" => config.sandbox = super::read::sandbox(cx, value, key)?,
+        "presentation" => config.presentation = presentation(cx, value, key)?,
         "instructions" if markdown => {
             return Err(cx.err(
                 entry.line,
@@ -132,6 +135,26 @@ fn limits(cx: &Cx, node: &Node, path: &str) -> Result<Limits> {
         }
     }
     Ok(limits)
+}
+
+fn presentation(cx: &Cx, node: &Node, path: &str) -> Result<Presentation> {
+    let mut presentation = Presentation::default();
+    for entry in map(cx, node, path)? {
+        if entry.value.kind == Kind::Null && PRESENTATION_KEYS.contains(&entry.key.as_str()) {
+            continue;
+        }
+        let key = child(path, &entry.key);
+        let value = &entry.value;
+        match entry.key.as_str() {
+            "closing_sentence" => presentation.closing_sentence = boolean(cx, value, &key)?,
+            "schema" => {
+                let name = one_of(cx, value, &key, "schema style", SchemaStyle::NAMES)?;
+                presentation.schema = SchemaStyle::parse(name).unwrap_or_default();
+            }
+            _ => return Err(unknown_key(cx, entry, path, PRESENTATION_KEYS)),
+        }
+    }
+    Ok(presentation)
 }
 
 /// The end of the message for a key that nothing implements yet.

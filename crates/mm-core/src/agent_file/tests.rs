@@ -55,7 +55,7 @@ errors! {
     unknown_top_key_case: "Base-URL: http://x\n" =>
         "ops.md:2: Base-URL: unknown key; did you mean `base_url`?";
     unknown_top_key_far: "flavour: x\n" =>
-        "ops.md:2: flavour: unknown key; expected one of: name, model, base_url, api_key_env, tool_calls, yolo, allow, builtins, tools, skills, mcp, hooks, limits, sandbox, instructions";
+        "ops.md:2: flavour: unknown key; expected one of: name, model, base_url, api_key_env, tool_calls, yolo, allow, builtins, tools, skills, mcp, hooks, limits, sandbox, presentation, instructions";
     unknown_tool_key: &format!("{TOOL}    descripton: x\n    command: [./r.sh]\n") =>
         "ops.md:5: tools.release.descripton: unknown key; did you mean `description`?";
     unknown_param_key: &format!("{TOOL}    parameters:\n      v: {{type: string, requird: false}}\n    command: [./r.sh]\n") =>
@@ -83,6 +83,12 @@ errors! {
         "ops.md:2: limits.max_tokens: 99999999999 is too large (at most 4294967295)";
     bad_sandbox: "name: ops\nsandbox: workspaces\n" =>
         "ops.md:3: sandbox: unknown sandbox mode `workspaces`; did you mean `workspace`? sandbox modes are: workspace, off, best-effort";
+    presentation_unknown_key: "presentation:\n  closing: false\n" =>
+        "ops.md:3: presentation.closing: unknown key; did you mean `closing_sentence`?";
+    presentation_bad_schema: "presentation:\n  schema: keyword\n" =>
+        "ops.md:3: presentation.schema: unknown schema style `keyword`; did you mean `keywords`? schema styles are: sentences, keywords";
+    presentation_not_a_boolean: "presentation:\n  closing_sentence: no\n" =>
+        "ops.md:3: presentation.closing_sentence: expected true or false, found \"no\"";
     sandbox_not_a_string: "sandbox: true\n" =>
         "ops.md:2: sandbox: unknown sandbox mode true; sandbox modes are: workspace, off, best-effort";
     mcp_sandbox_bad: "mcp:\n  files:\n    command: [./srv]\n    sandbox: bestefort\n" =>
@@ -628,4 +634,19 @@ fn sandbox_is_off_unless_the_file_says() {
     );
     assert_eq!(c.mcp[0].sandbox, SandboxMode::Off);
     assert_eq!(c.mcp[1].sandbox, SandboxMode::Workspace);
+}
+
+#[test]
+fn presentation_is_spec_unless_the_file_says() {
+    use crate::{Presentation, SchemaStyle};
+    let default = ok("---\nname: ops\n---\n").presentation;
+    assert_eq!(default, Presentation::default());
+    assert!(default.closing_sentence);
+    assert_eq!(default.schema, SchemaStyle::Sentences);
+    let c = ok("---\npresentation:\n  closing_sentence: false\n  schema: keywords\n---\n");
+    assert!(!c.presentation.closing_sentence);
+    assert_eq!(c.presentation.schema, SchemaStyle::Keywords);
+    // One key given: the other keeps its default.
+    let c = ok("---\npresentation: {schema: keywords}\n---\n");
+    assert!(c.presentation.closing_sentence);
 }

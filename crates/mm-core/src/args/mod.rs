@@ -213,6 +213,31 @@ impl Params {
         self.schema_for_model(false)
     }
 
+    /// The schema the model sees for a declared tool with `presentation: {schema: keywords}`:
+    /// `required` and `enum` as JSON Schema keywords, each parameter's own description without
+    /// the sentences [`model_schema`](Self::model_schema) adds (nothing else differs).
+    pub fn keyword_schema(&self) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for spec in &self.params {
+            let mut property = Map::new();
+            if let Some(ty) = spec.ty.json_name() {
+                property.insert("type".into(), ty.into());
+            }
+            if let Some(description) = spec.description.as_deref().map(sentence) {
+                property.insert("description".into(), description.into());
+            }
+            if let Some(values) = &spec.enum_values {
+                property.insert("enum".into(), Value::Array(values.clone()));
+            }
+            if spec.must_be_sent() {
+                required.push(Value::String(spec.name.clone()));
+            }
+            properties.insert(spec.name.clone(), Value::Object(property));
+        }
+        serde_json::json!({"type": "object", "properties": properties, "required": required})
+    }
+
     fn schema_for_model(&self, say_required: bool) -> Value {
         let mut properties = Map::new();
         for spec in &self.params {

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec, run_in};
 use crate::args::ValidArgs;
 use crate::args::{Params, render_value};
-use crate::config::{DeclaredToolConfig, placeholders};
+use crate::config::{DeclaredToolConfig, Presentation, SchemaStyle, placeholders};
 use crate::output::Output;
 use crate::process::ProcessSpec;
 use crate::sandbox::SandboxMode;
@@ -29,11 +29,26 @@ pub struct DeclaredTool {
 }
 
 impl DeclaredTool {
+    /// The tool as SPEC §2 shows it to the model.
     pub fn new(config: DeclaredToolConfig) -> Self {
+        Self::presented(config, Presentation::default())
+    }
+
+    /// The tool shown to the model as `presentation` says (the agent file's `presentation:`).
+    pub fn presented(config: DeclaredToolConfig, presentation: Presentation) -> Self {
+        let description = if presentation.closing_sentence {
+            describe(&config.description)
+        } else {
+            config.description.trim().to_string()
+        };
+        let parameters = match presentation.schema {
+            SchemaStyle::Sentences => config.params.model_schema(),
+            SchemaStyle::Keywords => config.params.keyword_schema(),
+        };
         let spec = ToolSpec {
             name: config.name.clone(),
-            description: describe(&config.description),
-            parameters: config.params.model_schema(),
+            description,
+            parameters,
         };
         Self {
             config,

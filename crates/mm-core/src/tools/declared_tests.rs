@@ -105,6 +105,43 @@ fn the_model_sees_the_closing_sentence_and_plain_schema() {
     );
 }
 
+#[test]
+fn presentation_changes_only_what_it_names() {
+    let spec = release("printf").spec().clone();
+    let config = release("printf").config;
+    let plain = DeclaredTool::presented(
+        config.clone(),
+        Presentation {
+            closing_sentence: false,
+            ..Presentation::default()
+        },
+    );
+    assert_eq!(
+        plain.spec().description,
+        "Publish a release of the product to a channel"
+    );
+    assert_eq!(plain.spec().parameters, spec.parameters);
+
+    let keywords = DeclaredTool::presented(
+        config,
+        Presentation {
+            schema: SchemaStyle::Keywords,
+            ..Presentation::default()
+        },
+    );
+    assert_eq!(keywords.spec().description, spec.description);
+    assert_eq!(
+        keywords.spec().parameters,
+        json!({"type": "object", "properties": {
+            "version": {"type": "string", "description": "The version, like 1.4.2."},
+            "channel": {"type": "string", "enum": ["stable", "beta"]},
+            "dry_run": {"type": "boolean"},
+            "level": {"type": "integer"},
+            "ratio": {"type": "number"},
+        }, "required": ["version", "channel"]})
+    );
+}
+
 #[tokio::test]
 async fn values_fill_their_entries_and_nothing_else() {
     let out = call(
