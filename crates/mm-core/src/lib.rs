@@ -42,6 +42,7 @@ pub use agent_file::{AgentFileError, load_agent, parse_agent, yaml_to_json};
 pub use args::{Arguments, Invalid, ParamSpec, ParamType, Params, ValidArgs, render_value};
 pub use config::{
     AgentConfig, DeclaredToolConfig, Limits, Presentation, SchemaStyle, ToolCallMode, base_url,
+    placeholders,
 };
 pub use events::{Event, EventSink, ToolCallRecord};
 pub use hooks::Hooks;
@@ -57,6 +58,7 @@ pub use process::{
 };
 pub use registry::Registry;
 pub use sandbox::SandboxMode;
+pub use text::did_you_mean;
 pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
 pub use turn::{StopReason, TurnOptions, TurnResult, run_turn};
 pub use units::millis;

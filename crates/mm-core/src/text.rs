@@ -19,7 +19,7 @@ pub(crate) fn similarity(a: &str, b: &str) -> f64 {
 /// The candidate closest to `word`, if close enough (the one "did you mean" of mm: agent-file
 /// keys, values and placeholders, tool parameters): the same once case, `_` and `-` are
 /// ignored, or Jaro-Winkler ≥ 0.8, or at most 2 edits (fewer than the word's length).
-pub(crate) fn did_you_mean<'c>(
+pub fn did_you_mean<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {

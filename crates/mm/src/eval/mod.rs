@@ -10,6 +10,7 @@ mod record;
 mod report;
 mod run;
 mod suite;
+mod variant;
 mod workspace;
 
 use std::io::{IsTerminal, Write};
@@ -21,7 +22,7 @@ use tokio::sync::Semaphore;
 pub use record::run as record;
 pub use suite::Mode;
 
-use self::report::{Results, RunRecord};
+use self::report::{Arm, Results, RunRecord};
 use self::run::{Options, Planned};
 use self::suite::{Model, Suite};
 use self::workspace::Workspace;
@@ -50,6 +51,12 @@ pub struct EvalArgs {
     /// An earlier results.json: print what changed.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// Run declared mode once per way of showing the tools: `builtin` (the agent as it is, no
+    /// closing sentence, a server-name prefix, "MCP tool from server …", required/enum as
+    /// schema keywords, all three of the seed's stand-in) or a YAML file of variants
+    /// (docs/eval.md); one row per variant.
+    #[arg(long, value_name = "FILE|builtin")]
+    pub variants: Option<String>,
     /// Another mm binary to run the turns with (and `mm serve`), e.g. an older build, to
     /// measure a change of mm itself; the recording wrapper stays this one.
     #[arg(long, value_name = "PATH")]
@@ -76,9 +83,21 @@ struct Prepared {
 pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Failure> {
     let mm = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find mm's own binary: {e}")))?;
+    let variants = match &args.variants {
+        Some(spec) => {
+            if args.modes.iter().any(|m| *m != Mode::Declared) {
+                return Err(Failure::usage(
+                    "--variants shows the declared tools in other ways: it runs declared mode \
+                     only (leave out --mode, or give --mode declared)",
+                ));
+            }
+            variant::load(spec).map_err(Failure::usage)?
+        }
+        None => Vec::new(),
+    };
     let mut prepared: Vec<Arc<Prepared>> = Vec::new();
     for path in &args.suites {
-        let next = prepare(flags, args, path, &mm)?;
+        let next = prepare(flags, args, path, &mm, &variants)?;
         if let Some(other) = prepared.iter().find(|p| p.suite.name == next.suite.name) {
             return Err(Failure::usage(format!(
                 "{} and {} are both named `{}`: give one a `name:`",
@@ -90,7 +109,8 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         prepared.push(Arc::new(next));
     }
     let seeds = seeds(flags);
-    let plan = plan(&prepared, seeds);
+    let variant_names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let plan = plan(&prepared, seeds, &variant_names);
     let total = plan.len();
     let listed: Vec<String> = args
         .suites
@@ -98,8 +118,13 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         .map(|p| p.display().to_string())
         .collect();
     eprintln!(
-        "mm eval {}: {total} runs (models × modes × cases × languages × runs), {} at once",
+        "mm eval {}: {total} runs (models × {} × cases × languages × runs), {} at once",
         listed.join(" "),
+        if variants.is_empty() {
+            "modes"
+        } else {
+            "variants"
+        },
         args.jobs
     );
     let most_runs = prepared.iter().map(|p| p.suite.runs).max().unwrap_or(1);
@@ -128,8 +153,8 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         interrupted: done.len() < total,
         runs: done.into_iter().map(|(_, r)| r).collect(),
     };
-    let modes = suite_modes(&prepared);
-    output(args, &results, &modes)?;
+    let arms = arms(&prepared, &variant_names);
+    output(args, &results, &arms)?;
     Ok(match ending {
         Some(signal) => signal.exit_code(),
         None => exit::OK,
@@ -138,13 +163,22 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
 
 /// One suite file, ready to run: loaded with the flags' overrides, its agent checked and copied
 /// into a workspace, its models chosen.
-fn prepare(flags: &Flags, args: &EvalArgs, path: &Path, mm: &Path) -> Result<Prepared, Failure> {
+fn prepare(
+    flags: &Flags,
+    args: &EvalArgs,
+    path: &Path,
+    mm: &Path,
+    variants: &[variant::Variant],
+) -> Result<Prepared, Failure> {
     let mut suite = suite::load(path).map_err(Failure::usage)?;
     if let Some(runs) = args.runs {
         suite.runs = runs;
     }
     if !args.modes.is_empty() {
         suite.modes.clone_from(&args.modes);
+    }
+    if !variants.is_empty() {
+        suite.modes = vec![Mode::Declared];
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let agent_path = base.join(&suite.agent);
@@ -160,7 +194,13 @@ fn prepare(flags: &Flags, args: &EvalArgs, path: &Path, mm: &Path) -> Result<Pre
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .ok_or_else(|| Failure::usage(format!("{}: no such agent file", agent_path.display())))?;
     let models = models(flags, &suite, &config.model);
-    let workspace = Workspace::prepare(&config, &agent_dir, mm, path).map_err(Failure::runtime)?;
+    let mut workspace =
+        Workspace::prepare(&config, &agent_dir, mm, path).map_err(Failure::runtime)?;
+    for variant in variants {
+        workspace
+            .add_variant(variant)
+            .map_err(|e| Failure::usage(format!("{}: {e}", agent_path.display())))?;
+    }
     Ok(Prepared {
         suite,
         workspace,
@@ -225,15 +265,28 @@ fn seeds(flags: &Flags) -> Option<u64> {
     (flags.temperature.is_some() || flags.seed.is_some()).then(|| flags.seed.unwrap_or(1))
 }
 
-/// The modes of every suite, in the order first met (the table's columns).
-fn suite_modes(prepared: &[Arc<Prepared>]) -> Vec<Mode> {
-    let mut modes = Vec::new();
+/// The table's rows per model (and columns per case): the modes of every suite in the order
+/// first met, or declared mode once per variant.
+fn arms(prepared: &[Arc<Prepared>], variants: &[String]) -> Vec<Arm> {
+    if !variants.is_empty() {
+        return variants
+            .iter()
+            .map(|name| Arm {
+                mode: Mode::Declared,
+                variant: Some(name.clone()),
+            })
+            .collect();
+    }
+    let mut arms: Vec<Arm> = Vec::new();
     for mode in prepared.iter().flat_map(|p| p.suite.modes.iter()) {
-        if !modes.contains(mode) {
-            modes.push(*mode);
+        if !arms.iter().any(|a| a.mode == *mode) {
+            arms.push(Arm {
+                mode: *mode,
+                variant: None,
+            });
         }
     }
-    modes
+    arms
 }
 
 /// The models: `--base-url` / `--model` given on the command line replace the suite's; a
@@ -255,14 +308,23 @@ fn models(flags: &Flags, suite: &Suite, agent_model: &str) -> Vec<Model> {
     suite.models.clone()
 }
 
-/// Every run, in order: suite, model, mode, case, language, run.
-fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
+/// Every run, in order: suite, model, mode (or variant), case, language, run.
+fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>, variants: &[String]) -> Vec<Planned> {
     let mut plan = Vec::new();
+    let shown: Vec<Option<(usize, String)>> = if variants.is_empty() {
+        vec![None]
+    } else {
+        variants.iter().cloned().enumerate().map(Some).collect()
+    };
     for (suite_index, p) in prepared.iter().enumerate() {
         let suite = &p.suite;
         for model in &p.models {
             let servers = model.servers();
-            for &mode in &suite.modes {
+            for (&mode, variant) in suite
+                .modes
+                .iter()
+                .flat_map(|m| shown.iter().map(move |v| (m, v)))
+            {
                 for (case_index, case) in suite.cases.iter().enumerate() {
                     for (language, prompt) in case.prompts.iter() {
                         for run in 1..=suite.runs {
@@ -276,6 +338,7 @@ fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
                                 model_id: model.model.clone(),
                                 server,
                                 mode,
+                                variant: variant.clone(),
                                 case: case_index,
                                 language: language.to_string(),
                                 prompt: prompt.to_string(),
@@ -293,7 +356,7 @@ fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
 }
 
 /// The table on stdout; results.json and chart.svg in `--out`; the comparison when asked.
-fn output(args: &EvalArgs, results: &Results, modes: &[Mode]) -> Result<(), Failure> {
+fn output(args: &EvalArgs, results: &Results, arms: &[Arm]) -> Result<(), Failure> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("mm-eval"));
     std::fs::create_dir_all(&out)
         .map_err(|e| Failure::runtime(format!("{}: {e}", out.display())))?;
@@ -305,8 +368,8 @@ fn output(args: &EvalArgs, results: &Results, modes: &[Mode]) -> Result<(), Fail
             .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))
     };
     write("results.json", &json)?;
-    write("chart.svg", &report::svg(results, modes))?;
-    let mut text = report::table(results, modes);
+    write("chart.svg", &report::svg(results, arms))?;
+    let mut text = report::table(results, arms);
     if results.interrupted {
         text.push_str("\n(interrupted: only the finished runs are counted)\n");
     }
@@ -320,7 +383,7 @@ fn output(args: &EvalArgs, results: &Results, modes: &[Mode]) -> Result<(), Fail
             ))
         })?;
         text.push('\n');
-        text.push_str(&report::compare(&old, results, modes));
+        text.push_str(&report::compare(&old, results, arms));
     }
     crate::setup::write_stdout(&text)?;
     eprintln!(

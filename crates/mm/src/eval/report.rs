@@ -35,12 +35,36 @@ impl ToolResult {
     }
 }
 
+/// A row of the first table (per model) and a column of the second: a mode, or declared mode
+/// with the tools shown as a `--variants` variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    pub mode: Mode,
+    pub variant: Option<String>,
+}
+
+impl Arm {
+    fn title(&self) -> String {
+        match &self.variant {
+            Some(name) => format!("{}: {name}", self.mode.title()),
+            None => self.mode.title().to_string(),
+        }
+    }
+
+    fn holds(&self, run: &RunRecord) -> bool {
+        run.mode == self.mode && run.variant == self.variant
+    }
+}
+
 /// One run, as written to the JSON file. Fields an older results.json lacks get their
 /// defaults: such a run is *unjudged* (`judged: false`, its `ok` from the calls alone).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub model: String,
     pub mode: Mode,
+    /// The `--variants` row the run belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     #[serde(default)]
     pub suite: String,
     /// `SUITE/CASE` (older files: the case id alone).
@@ -245,7 +269,7 @@ fn distinct<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 /// The two tables, in Markdown.
-pub fn table(results: &Results, modes: &[Mode]) -> String {
+pub fn table(results: &Results, arms: &[Arm]) -> String {
     let runs = &results.runs;
     let models = distinct(runs.iter().map(|r| r.model.clone()));
     let mut text = String::new();
@@ -261,14 +285,14 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
     let _ = writeln!(text, "| {} |", cols.join(" | "));
     let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
     for model in &models {
-        for mode in modes {
-            let t = Tally::of(runs.iter().filter(|r| &r.model == model && r.mode == *mode));
+        for arm in arms {
+            let t = Tally::of(runs.iter().filter(|r| &r.model == model && arm.holds(r)));
             if t.runs == 0 {
                 continue;
             }
             let mut cells = vec![
                 model.clone(),
-                mode.title().to_string(),
+                arm.title(),
                 rate(t.actions.0, t.actions.1),
                 rate(t.questions.0, t.questions.1),
                 rate(t.without_call, t.questions.1),
@@ -279,8 +303,8 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
         }
     }
     text.push('\n');
-    let mut cols = vec!["model", "case", "language"];
-    cols.extend(modes.iter().map(|m| m.title()));
+    let mut cols = vec!["model".to_string(), "case".into(), "language".into()];
+    cols.extend(arms.iter().map(Arm::title));
     let _ = writeln!(text, "| {} |", cols.join(" | "));
     let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
     for model in &models {
@@ -292,15 +316,15 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
                     .map(|r| r.language.clone()),
             );
             for language in &languages {
-                let cells: Vec<String> = modes
-                    .iter()
-                    .map(|mode| {
-                        Tally::of(of_model().filter(|r| {
-                            r.mode == *mode && &r.case == case && &r.language == language
-                        }))
-                        .cell()
-                    })
-                    .collect();
+                let cells: Vec<String> =
+                    arms.iter()
+                        .map(|arm| {
+                            Tally::of(of_model().filter(|r| {
+                                arm.holds(r) && &r.case == case && &r.language == language
+                            }))
+                            .cell()
+                        })
+                        .collect();
                 let _ = writeln!(
                     text,
                     "| {model} | {case} | {language} | {} |",
@@ -315,7 +339,7 @@ pub fn table(results: &Results, modes: &[Mode]) -> String {
 /// What changed since `old`: per model and mode, actions and no-tool questions right, before
 /// and now. An older results.json's runs are unjudged (their calls alone were judged) and
 /// marked `*`; they are split into actions and questions by the case of the same id now.
-pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
+pub fn compare(old: &Results, new: &Results, arms: &[Arm]) -> String {
     let mut text = String::from(
         "| model | mode | actions before | actions now | no-tool questions before | no-tool questions now |\n|---|---|---|---|---|---|\n",
     );
@@ -330,7 +354,7 @@ pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
     let mut unjudged = false;
     let models = distinct(new.runs.iter().chain(&old.runs).map(|r| r.model.clone()));
     for model in &models {
-        for mode in modes {
+        for arm in arms {
             let mut cells = Vec::new();
             let mut any = false;
             for want in [true, false] {
@@ -338,9 +362,7 @@ pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
                     let runs: Vec<&RunRecord> = results
                         .runs
                         .iter()
-                        .filter(|r| {
-                            &r.model == model && r.mode == *mode && kind_now(r) == Some(want)
-                        })
+                        .filter(|r| &r.model == model && arm.holds(r) && kind_now(r) == Some(want))
                         .collect();
                     any |= !runs.is_empty();
                     let ok = runs.iter().filter(|r| r.ok).count();
@@ -361,7 +383,7 @@ pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
                 let _ = writeln!(
                     text,
                     "| {model} | {} | {} |",
-                    mode.title(),
+                    arm.title(),
                     cells.join(" | ")
                 );
             }
@@ -376,14 +398,14 @@ pub fn compare(old: &Results, new: &Results, modes: &[Mode]) -> String {
 }
 
 /// A bar chart of the runs judged right per model and mode.
-pub fn svg(results: &Results, modes: &[Mode]) -> String {
+pub fn svg(results: &Results, arms: &[Arm]) -> String {
     const BAR: f64 = 36.0;
     const GAP: f64 = 28.0;
     const HEIGHT: f64 = 200.0;
     const TOP: f64 = 40.0;
     const COLOURS: [&str; 3] = ["#4e79a7", "#f28e2b", "#59a14f"];
     let models = distinct(results.runs.iter().map(|r| r.model.clone()));
-    let group = BAR * modes.len() as f64 + GAP;
+    let group = BAR * arms.len() as f64 + GAP;
     let width = 60.0 + group * models.len().max(1) as f64;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{:.0}\" font-family=\"sans-serif\" font-size=\"11\">\n",
@@ -394,7 +416,7 @@ pub fn svg(results: &Results, modes: &[Mode]) -> String {
         "<text x=\"10\" y=\"20\" font-size=\"13\">{}: runs right (the expected call, a real answer)</text>",
         escape(&results.suite)
     );
-    for (i, mode) in modes.iter().enumerate() {
+    for (i, arm) in arms.iter().enumerate() {
         let x = 10.0 + 110.0 * i as f64;
         let _ = writeln!(
             svg,
@@ -403,17 +425,17 @@ pub fn svg(results: &Results, modes: &[Mode]) -> String {
             COLOURS[i % COLOURS.len()],
             x + 14.0,
             TOP + HEIGHT + 49.0,
-            escape(mode.title())
+            escape(&arm.title())
         );
     }
     for (g, model) in models.iter().enumerate() {
         let x0 = 40.0 + group * g as f64;
-        for (i, mode) in modes.iter().enumerate() {
+        for (i, arm) in arms.iter().enumerate() {
             let t = Tally::of(
                 results
                     .runs
                     .iter()
-                    .filter(|r| &r.model == model && r.mode == *mode),
+                    .filter(|r| &r.model == model && arm.holds(r)),
             );
             let rate = if t.runs == 0 {
                 0.0
@@ -437,7 +459,7 @@ pub fn svg(results: &Results, modes: &[Mode]) -> String {
         let _ = writeln!(
             svg,
             "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">{}</text>",
-            x0 + BAR * modes.len() as f64 / 2.0,
+            x0 + BAR * arms.len() as f64 / 2.0,
             TOP + HEIGHT + 18.0,
             escape(model)
         );
@@ -493,7 +515,11 @@ mod tests {
         now.runs[0].judged = true;
         now.runs[0].expects_call = Some(true);
         now.runs[0].ok = false;
-        let text = compare(&old, &now, &[Mode::Declared]);
+        let declared = Arm {
+            mode: Mode::Declared,
+            variant: None,
+        };
+        let text = compare(&old, &now, &[declared]);
         assert!(
             text.contains("| m | declared | 1/1* | 0/1 | — | — |"),
             "{text}"

@@ -29,6 +29,8 @@ pub struct Planned {
     pub model_id: Option<String>,
     pub server: Option<String>,
     pub mode: Mode,
+    /// `--variants`: which (index into the workspace's variant agents, and name).
+    pub variant: Option<(usize, String)>,
     pub case: usize,
     pub language: String,
     pub prompt: String,
@@ -70,6 +72,7 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
     let mut record = RunRecord {
         model: p.model.clone(),
         mode: p.mode,
+        variant: p.variant.as_ref().map(|(_, name)| name.clone()),
         suite: suite.name.clone(),
         case: format!("{}/{}", suite.name, case.id),
         language: p.language.clone(),
@@ -178,10 +181,11 @@ async fn turn(
     let key = format!("{}-{n}", p.index);
     let log = ws.dir.path().join(format!(".mm-eval/run-{key}.jsonl"));
     let mut server = None;
-    let agent = match p.mode {
-        Mode::Declared => ws.declared.clone(),
-        Mode::Skill => ws.skill.clone(),
-        Mode::Mcp => match serve(ws, &opts.mm, &log).await {
+    let agent = match (p.mode, &p.variant) {
+        (Mode::Declared, Some((v, _))) => ws.variants[*v].clone(),
+        (Mode::Declared, None) => ws.declared.clone(),
+        (Mode::Skill, _) => ws.skill.clone(),
+        (Mode::Mcp, _) => match serve(ws, &opts.mm, &log).await {
             Ok((child, url)) => {
                 server = Some(child);
                 match ws.mcp_agent(&key, &url) {

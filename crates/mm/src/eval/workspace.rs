@@ -5,7 +5,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use mm_core::{AgentConfig, DeclaredToolConfig, ParamSpec};
+use mm_core::{AgentConfig, DeclaredToolConfig, ParamSpec, Presentation};
+
+use super::variant::Variant;
 use serde_json::{Map, Value, json};
 
 /// Folders never copied (and the eval's own files).
@@ -23,12 +25,16 @@ pub struct Workspace {
     pub skill: PathBuf,
     /// What `mm serve` serves in MCP mode (the declared agent, as a server).
     pub serve: PathBuf,
+    /// The agent files of declared mode for `--variants`, in their order.
+    pub variants: Vec<PathBuf>,
     /// Folder of wrappers for programs outside the agent's folder, put first on PATH.
     pub bin: PathBuf,
     /// The names of the agent's tools and skills, in every mode (for the junk judge: a call
     /// to one of them written as text).
     pub names: Vec<String>,
     config: AgentConfig,
+    /// The declared tools with their programs replaced by the wrappers.
+    tools: Vec<DeclaredToolConfig>,
 }
 
 impl Workspace {
@@ -86,8 +92,11 @@ impl Workspace {
         }
 
         let declared = dir.path().join(".mm-eval-declared.md");
-        std::fs::write(&declared, agent_text(config, &Generated::Declared(&tools)))
-            .map_err(|e| e.to_string())?;
+        std::fs::write(
+            &declared,
+            agent_text(config, &Generated::Declared(&tools, config.presentation)),
+        )
+        .map_err(|e| e.to_string())?;
         let serve = declared.clone();
         let skills_dir = eval_dir.join("skills");
         for tool in &tools {
@@ -103,10 +112,34 @@ impl Workspace {
             declared,
             skill,
             serve,
+            variants: Vec::new(),
             bin,
             names: names(config),
             config: config.clone(),
+            tools,
         })
+    }
+
+    /// Writes the agent file of declared mode with the tools shown as `variant` says (the next
+    /// of [`Self::variants`]), checked as mm will read it; its tool names join
+    /// [`Self::names`].
+    pub fn add_variant(&mut self, variant: &Variant) -> Result<(), String> {
+        let (tools, presentation) = variant.apply(&self.tools, self.config.presentation)?;
+        let index = self.variants.len();
+        let path = self.dir.path().join(format!(".mm-eval-variant-{index}.md"));
+        std::fs::write(
+            &path,
+            agent_text(&self.config, &Generated::Declared(&tools, presentation)),
+        )
+        .map_err(|e| e.to_string())?;
+        mm_core::load_agent(&path).map_err(|e| format!("variant `{}`: {e}", variant.name))?;
+        for tool in tools.iter() {
+            if !self.names.contains(&tool.name) {
+                self.names.push(tool.name.clone());
+            }
+        }
+        self.variants.push(path);
+        Ok(())
     }
 
     /// The agent file of an MCP-mode turn (`key` names it), whose server is at `url`.
@@ -229,7 +262,7 @@ fn copy_tree(from: &Path, to: &Path, skip: &Path, copied: &mut u64) -> Result<()
 /// mode, [`Workspace::mcp_agent`]). Hooks and the agent's own MCP servers are
 /// left out: an eval measures the model with the tools.
 enum Generated<'a> {
-    Declared(&'a [DeclaredToolConfig]),
+    Declared(&'a [DeclaredToolConfig], Presentation),
     Skill(&'a Path),
     Mcp(&'a str),
 }
@@ -260,7 +293,14 @@ fn agent_text(config: &AgentConfig, mode: &Generated<'_>) -> String {
         }),
     );
     match mode {
-        Generated::Declared(tools) => {
+        Generated::Declared(tools, presentation) => {
+            front.insert(
+                "presentation".into(),
+                json!({
+                    "closing_sentence": presentation.closing_sentence,
+                    "schema": presentation.schema.as_str(),
+                }),
+            );
             if let Some(builtins) = &config.builtins {
                 front.insert("builtins".into(), json!(builtins));
             }

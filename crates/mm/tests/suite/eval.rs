@@ -702,3 +702,220 @@ fn an_interrupted_eval_leaves_no_tool_process_behind() {
     assert_eq!(status.code(), Some(130));
     super::signals::assert_group_gone(group, &sleeps);
 }
+
+/// A one-case suite of the ops example: the release to beta, in English.
+fn release_suite(dir: &Path) -> PathBuf {
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/ops/mm.md");
+    let suite = format!(
+        "name: ops\nagent: {}\nruns: 1\nmodes: [declared]\ncases:\n  - id: release\n    prompts: {{en: Publish version 1.4.2 to the beta channel.}}\n    expect: {{program: release.sh, argv: [\"1.4.2\", \"--channel=beta\"]}}\n    answer: {{contains_any: [\"1.4.2\"]}}\n",
+        agent.display()
+    );
+    let path = dir.join("suite.yaml");
+    std::fs::write(&path, suite).expect("suite");
+    path
+}
+
+/// The tool named `name` in a request body, and the body without its tools.
+fn split_tools(body: &Value, name: &str) -> (Value, Value) {
+    let tools = body["tools"].as_array().expect("tools");
+    let tool = tools
+        .iter()
+        .find(|t| t["function"]["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {tools:?}"))
+        .clone();
+    let mut rest = body.clone();
+    rest.as_object_mut().expect("object").remove("tools");
+    (tool["function"].clone(), rest)
+}
+
+#[test]
+fn each_builtin_variant_changes_exactly_what_it_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = release_suite(dir.path());
+    let variants = [
+        ("declared", "release"),
+        ("no-closing", "release"),
+        ("prefix", "proj_release"),
+        ("mcp-description", "release"),
+        ("keywords", "release"),
+        ("stand-in", "proj_release"),
+    ];
+    let mut script = Vec::new();
+    for (_, name) in variants {
+        script.push(call(name, json!({"version": "1.4.2", "channel": "beta"})));
+        script.push(text("Version 1.4.2 is out on the beta channel."));
+    }
+    let server = ScriptedServer::start(script);
+    let (table, stderr) = eval_suites(&server, dir.path(), &[suite], &["--variants", "builtin"]);
+    assert!(stderr.contains("6 runs (models × variants"), "{stderr}");
+
+    // The first request of each run: the same body but for the tools.
+    let requests = server.requests();
+    let firsts: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["messages"].as_array().is_some_and(|m| m.len() == 2))
+        .collect();
+    assert_eq!(firsts.len(), 6, "{requests:?}");
+    let sentences = json!({"type": "object", "properties": {
+        "version": {"type": "string", "description": "The version, like 1.4.2. Required."},
+        "channel": {"type": "string", "description": "The release channel. Required. One of: stable, beta."},
+        "dry_run": {"type": "boolean", "description": "Only show what would be done. Optional."},
+    }});
+    let keywords = json!({"type": "object", "properties": {
+        "version": {"type": "string", "description": "The version, like 1.4.2."},
+        "channel": {"type": "string", "description": "The release channel.", "enum": ["stable", "beta"]},
+        "dry_run": {"type": "boolean", "description": "Only show what would be done."},
+    }, "required": ["version", "channel"]});
+    let described = "Publish a release of the product to a channel.";
+    let closing = "Give each parameter as its own field.";
+    let expected = [
+        json!({"name": "release", "description": format!("{described} {closing}"), "parameters": sentences}),
+        json!({"name": "release", "description": described, "parameters": sentences}),
+        json!({"name": "proj_release", "description": format!("{described} {closing}"), "parameters": sentences}),
+        json!({"name": "release", "description": format!("MCP tool from server proj: {described} {closing}"), "parameters": sentences}),
+        json!({"name": "release", "description": format!("{described} {closing}"), "parameters": keywords}),
+        json!({"name": "proj_release", "description": format!("MCP tool from server proj: {described}"), "parameters": sentences}),
+    ];
+    let (_, declared_rest) = split_tools(firsts[0], "release");
+    for ((variant, name), (body, want)) in variants.iter().zip(firsts.iter().zip(&expected)) {
+        let (tool, rest) = split_tools(body, name);
+        assert_eq!(&tool, want, "{variant}");
+        assert_eq!(rest, declared_rest, "{variant}: only the tools differ");
+        let names: Vec<&str> = body["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        let prefix = if name.starts_with("proj_") {
+            "proj_"
+        } else {
+            ""
+        };
+        for tool in ["release", "pkgtest", "status"] {
+            assert!(
+                names.contains(&format!("{prefix}{tool}").as_str()),
+                "{variant}: {names:?}"
+            );
+        }
+    }
+
+    // One row per variant, every run right: the argv is the same whatever the names.
+    let masked = mask_times(&table);
+    for (variant, _) in variants {
+        assert!(
+            masked.contains(&format!(
+                "| scripted | declared: {variant} | 1/1 100% [21–100] | — | — | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+            )),
+            "{variant}:\n{table}"
+        );
+    }
+    assert!(
+        masked.contains("| model | case | language | declared: declared | declared: no-closing | declared: prefix | declared: mcp-description | declared: keywords | declared: stand-in |"),
+        "{table}"
+    );
+    assert!(
+        masked.contains("| scripted | ops/release | en | 1/1 | 1/1 | 1/1 | 1/1 | 1/1 | 1/1 |"),
+        "{table}"
+    );
+    let results = results(dir.path());
+    let rows: Vec<&str> = results["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["variant"].as_str())
+        .collect();
+    assert_eq!(rows, variants.map(|(v, _)| v));
+}
+
+#[test]
+fn a_variant_file_renames_tools_and_parameters_and_the_argv_is_judged_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = release_suite(dir.path());
+    let file = dir.path().join("variants.yaml");
+    std::fs::write(
+        &file,
+        "variants:\n  - name: short\n    schema: keywords\n    tools:\n      release:\n        name: publish\n        description: Ship a version.\n        parameters:\n          channel: {name: track, description: Where it goes.}\n",
+    )
+    .expect("variants");
+    let server = ScriptedServer::start(vec![
+        call("release", json!({"version": "1.4.2", "channel": "beta"})),
+        text("Version 1.4.2 is out on the beta channel."),
+        // Renamed: the old names are not tools any more, the new ones run the same command.
+        call("publish", json!({"version": "1.4.2", "track": "beta"})),
+        text("Version 1.4.2 is out on the beta channel."),
+    ]);
+    let args = ["--variants", file.to_str().expect("utf-8")];
+    let (table, _) = eval_suites(&server, dir.path(), std::slice::from_ref(&suite), &args);
+    let requests = server.requests();
+    let (tool, _) = split_tools(&requests[2], "publish");
+    assert_eq!(
+        tool,
+        json!({"name": "publish", "description": "Ship a version. Give each parameter as its own field.",
+            "parameters": {"type": "object", "properties": {
+                "version": {"type": "string", "description": "The version, like 1.4.2."},
+                "track": {"type": "string", "description": "Where it goes.", "enum": ["stable", "beta"]},
+                "dry_run": {"type": "boolean", "description": "Only show what would be done."},
+            }, "required": ["version", "track"]}})
+    );
+    let masked = mask_times(&table);
+    assert!(
+        masked.contains("| scripted | declared: declared | 1/1 100% [21–100] |"),
+        "{table}"
+    );
+    assert!(
+        masked.contains("| scripted | declared: short | 1/1 100% [21–100] |"),
+        "{table}"
+    );
+    let recorded: Vec<Value> = results(dir.path())["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["recorded"][0]["argv"].clone())
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            json!(["1.4.2", "--channel=beta"]),
+            json!(["1.4.2", "--channel=beta"])
+        ]
+    );
+
+    // What does not fit the agent is a usage error that names it, before any run.
+    for (text, want) in [
+        (
+            "variants:\n  - name: x\n    tools: {relase: {name: y}}\n",
+            "variant `x`: tools.relase: the agent has no tool `relase`; did you mean `release`?",
+        ),
+        (
+            "variants:\n  - name: x\n    tools: {release: {parameters: {chanel: {name: c}}}}\n",
+            "`release` has no parameter `chanel`; did you mean `channel`?",
+        ),
+        (
+            "variants:\n  - name: x\n    tools: {release: {name: status}}\n",
+            "variant `x`: two tools would be named `status`",
+        ),
+        (
+            "variants:\n  - name: x\n    schema: keyword\n",
+            "variants[0].schema: `keyword` is not one of: sentences, keywords",
+        ),
+        (
+            "variants:\n  - name: x\n    closing: false\n",
+            "unknown field `closing`",
+        ),
+    ] {
+        std::fs::write(&file, text).expect("variants");
+        let out = Command::cargo_bin("mm")
+            .expect("mm")
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .args(["eval"])
+            .arg(&suite)
+            .args(["--base-url", &server.base_url(), "--variants"])
+            .arg(&file)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.contains(want), "{text}: {stderr}");
+    }
+}
