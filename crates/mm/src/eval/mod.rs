@@ -9,6 +9,7 @@ mod judge;
 mod record;
 mod report;
 mod run;
+mod suggest;
 mod suite;
 mod variant;
 mod workspace;
@@ -55,8 +56,13 @@ pub struct EvalArgs {
     /// closing sentence, a server-name prefix, "MCP tool from server …", required/enum as
     /// schema keywords, all three of the seed's stand-in) or a YAML file of variants
     /// (docs/eval.md); one row per variant.
-    #[arg(long, value_name = "FILE|builtin")]
+    #[arg(long, value_name = "FILE|builtin", conflicts_with = "suggest_names")]
     pub variants: Option<String>,
+    /// Ask the model what it would call each tool and its parameters (5 samples per tool),
+    /// run its most consistent names as variants, choose on half of the cases and score on
+    /// the other half; print the agent-file patch (never applied).
+    #[arg(long)]
+    pub suggest_names: bool,
     /// Another mm binary to run the turns with (and `mm serve`), e.g. an older build, to
     /// measure a change of mm itself; the recording wrapper stays this one.
     #[arg(long, value_name = "PATH")]
@@ -78,24 +84,30 @@ struct Prepared {
     suite: Suite,
     workspace: Workspace,
     models: Vec<Model>,
+    /// The variants' names, in the order of the workspace's variant agents.
+    variants: Vec<String>,
+    agent_path: PathBuf,
+    config: mm_core::AgentConfig,
+    /// `--suggest-names`: the candidates, each with its patch of the agent file.
+    suggested: Vec<(variant::Variant, Option<String>)>,
 }
 
 pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Failure> {
     let mm = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find mm's own binary: {e}")))?;
     let variants = match &args.variants {
-        Some(spec) => {
-            if args.modes.iter().any(|m| *m != Mode::Declared) {
-                return Err(Failure::usage(
-                    "--variants shows the declared tools in other ways: it runs declared mode \
-                     only (leave out --mode, or give --mode declared)",
-                ));
-            }
-            variant::load(spec).map_err(Failure::usage)?
-        }
+        Some(spec) => variant::load(spec).map_err(Failure::usage)?,
         None => Vec::new(),
     };
-    let mut prepared: Vec<Arc<Prepared>> = Vec::new();
+    if (args.variants.is_some() || args.suggest_names)
+        && args.modes.iter().any(|m| *m != Mode::Declared)
+    {
+        return Err(Failure::usage(
+            "--variants and --suggest-names show the declared tools in other ways: they run \
+             declared mode only (leave out --mode, or give --mode declared)",
+        ));
+    }
+    let mut prepared: Vec<Prepared> = Vec::new();
     for path in &args.suites {
         let next = prepare(flags, args, path, &mm, &variants)?;
         if let Some(other) = prepared.iter().find(|p| p.suite.name == next.suite.name) {
@@ -106,11 +118,22 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
                 next.suite.name
             )));
         }
-        prepared.push(Arc::new(next));
+        prepared.push(next);
     }
     let seeds = seeds(flags);
-    let variant_names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
-    let plan = plan(&prepared, seeds, &variant_names);
+    if args.suggest_names {
+        let cancel = watch.start_turn();
+        for p in &mut prepared {
+            suggest_names(flags, p, seeds.unwrap_or(1), &cancel).await?;
+        }
+        if watch.end_turn().is_some() {
+            return Err(Failure::runtime(
+                "interrupted while asking the model for names",
+            ));
+        }
+    }
+    let prepared: Vec<Arc<Prepared>> = prepared.into_iter().map(Arc::new).collect();
+    let plan = plan(&prepared, seeds);
     let total = plan.len();
     let listed: Vec<String> = args
         .suites
@@ -120,7 +143,7 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
     eprintln!(
         "mm eval {}: {total} runs (models × {} × cases × languages × runs), {} at once",
         listed.join(" "),
-        if variants.is_empty() {
+        if prepared.iter().all(|p| p.variants.is_empty()) {
             "modes"
         } else {
             "variants"
@@ -153,8 +176,8 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         interrupted: done.len() < total,
         runs: done.into_iter().map(|(_, r)| r).collect(),
     };
-    let arms = arms(&prepared, &variant_names);
-    output(args, &results, &arms)?;
+    let arms = arms(&prepared);
+    output(args, &results, &arms, &prepared)?;
     Ok(match ending {
         Some(signal) => signal.exit_code(),
         None => exit::OK,
@@ -177,7 +200,7 @@ fn prepare(
     if !args.modes.is_empty() {
         suite.modes.clone_from(&args.modes);
     }
-    if !variants.is_empty() {
+    if !variants.is_empty() || args.suggest_names {
         suite.modes = vec![Mode::Declared];
     }
     let base = path.parent().unwrap_or(Path::new("."));
@@ -196,16 +219,87 @@ fn prepare(
     let models = models(flags, &suite, &config.model);
     let mut workspace =
         Workspace::prepare(&config, &agent_dir, mm, path).map_err(Failure::runtime)?;
+    let mut names = Vec::new();
+    let base = [variant::Variant {
+        name: variant::AS_DECLARED.into(),
+        ..variant::Variant::default()
+    }];
+    let variants = if args.suggest_names {
+        &base[..]
+    } else {
+        variants
+    };
     for variant in variants {
         workspace
             .add_variant(variant)
             .map_err(|e| Failure::usage(format!("{}: {e}", agent_path.display())))?;
+        names.push(variant.name.clone());
     }
     Ok(Prepared {
         suite,
         workspace,
         models,
+        variants: names,
+        agent_path,
+        config,
+        suggested: Vec::new(),
     })
+}
+
+/// `--suggest-names` for one suite: the model's names for each tool become candidate variants
+/// (beside the agent's own), each with the patch that would apply it.
+async fn suggest_names(
+    flags: &Flags,
+    p: &mut Prepared,
+    seed: u64,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<(), Failure> {
+    let [model] = p.models.as_slice() else {
+        return Err(Failure::usage(format!(
+            "{}: --suggest-names asks one model: give -m (and --base-url), or keep one model in the suite",
+            p.suite.path.display()
+        )));
+    };
+    let server = suggest::Server {
+        base_url: model
+            .servers()
+            .first()
+            .cloned()
+            .or_else(|| flags.base_url.clone())
+            .unwrap_or_else(|| p.config.base_url.clone()),
+        model: model
+            .model
+            .clone()
+            .unwrap_or_else(|| p.config.model.clone()),
+        api_key: p
+            .config
+            .api_key_env
+            .as_ref()
+            .and_then(|var| std::env::var(var).ok()),
+    };
+    let mut proposals = Vec::new();
+    for tool in &p.config.tools {
+        eprintln!(
+            "mm eval: asking {} for names of `{}` ({} samples)",
+            server.model,
+            tool.name,
+            suggest::SAMPLES
+        );
+        let got = suggest::propose(&server, tool, seed, cancel)
+            .await
+            .map_err(|e| Failure::runtime(format!("asking for names: {e}")))?;
+        proposals.push(got);
+    }
+    let text = std::fs::read_to_string(&p.agent_path).unwrap_or_default();
+    for candidate in suggest::candidates(&p.config.tools, &proposals) {
+        p.workspace
+            .add_variant(&candidate)
+            .map_err(|e| Failure::runtime(format!("{}: {e}", p.agent_path.display())))?;
+        p.variants.push(candidate.name.clone());
+        let patch = suggest::patch(&p.agent_path, &text, &p.config, &candidate);
+        p.suggested.push((candidate, patch));
+    }
+    Ok(())
 }
 
 /// Runs the plan, `jobs` at once, in plan order, until it is done or `cancel` fires; returns
@@ -267,23 +361,31 @@ fn seeds(flags: &Flags) -> Option<u64> {
 
 /// The table's rows per model (and columns per case): the modes of every suite in the order
 /// first met, or declared mode once per variant.
-fn arms(prepared: &[Arc<Prepared>], variants: &[String]) -> Vec<Arm> {
-    if !variants.is_empty() {
-        return variants
-            .iter()
-            .map(|name| Arm {
-                mode: Mode::Declared,
-                variant: Some(name.clone()),
-            })
-            .collect();
-    }
+fn arms(prepared: &[Arc<Prepared>]) -> Vec<Arm> {
     let mut arms: Vec<Arm> = Vec::new();
-    for mode in prepared.iter().flat_map(|p| p.suite.modes.iter()) {
-        if !arms.iter().any(|a| a.mode == *mode) {
-            arms.push(Arm {
-                mode: *mode,
-                variant: None,
-            });
+    for p in prepared {
+        let of_suite: Vec<Arm> = if p.variants.is_empty() {
+            p.suite
+                .modes
+                .iter()
+                .map(|mode| Arm {
+                    mode: *mode,
+                    variant: None,
+                })
+                .collect()
+        } else {
+            p.variants
+                .iter()
+                .map(|name| Arm {
+                    mode: Mode::Declared,
+                    variant: Some(name.clone()),
+                })
+                .collect()
+        };
+        for arm in of_suite {
+            if !arms.contains(&arm) {
+                arms.push(arm);
+            }
         }
     }
     arms
@@ -309,14 +411,14 @@ fn models(flags: &Flags, suite: &Suite, agent_model: &str) -> Vec<Model> {
 }
 
 /// Every run, in order: suite, model, mode (or variant), case, language, run.
-fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>, variants: &[String]) -> Vec<Planned> {
+fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
     let mut plan = Vec::new();
-    let shown: Vec<Option<(usize, String)>> = if variants.is_empty() {
-        vec![None]
-    } else {
-        variants.iter().cloned().enumerate().map(Some).collect()
-    };
     for (suite_index, p) in prepared.iter().enumerate() {
+        let shown: Vec<Option<(usize, String)>> = if p.variants.is_empty() {
+            vec![None]
+        } else {
+            p.variants.iter().cloned().enumerate().map(Some).collect()
+        };
         let suite = &p.suite;
         for model in &p.models {
             let servers = model.servers();
@@ -356,7 +458,12 @@ fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>, variants: &[String]) -> 
 }
 
 /// The table on stdout; results.json and chart.svg in `--out`; the comparison when asked.
-fn output(args: &EvalArgs, results: &Results, arms: &[Arm]) -> Result<(), Failure> {
+fn output(
+    args: &EvalArgs,
+    results: &Results,
+    arms: &[Arm],
+    prepared: &[Arc<Prepared>],
+) -> Result<(), Failure> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("mm-eval"));
     std::fs::create_dir_all(&out)
         .map_err(|e| Failure::runtime(format!("{}: {e}", out.display())))?;
@@ -372,6 +479,25 @@ fn output(args: &EvalArgs, results: &Results, arms: &[Arm]) -> Result<(), Failur
     let mut text = report::table(results, arms);
     if results.interrupted {
         text.push_str("\n(interrupted: only the finished runs are counted)\n");
+    }
+    for p in prepared.iter().filter(|p| !p.suggested.is_empty()) {
+        let cases: Vec<String> = p.suite.cases.iter().map(|c| c.id.clone()).collect();
+        let candidates: Vec<variant::Variant> =
+            p.suggested.iter().map(|(v, _)| v.clone()).collect();
+        let chosen = suggest::chosen(&p.suite.name, &cases, &results.runs, &candidates);
+        let Some(index) = chosen else { continue };
+        let (variant, patch) = &p.suggested[index];
+        let yaml = suggest::variant_yaml(variant);
+        write(&format!("{}-names.yaml", p.suite.name), &yaml)?;
+        text.push_str(&suggest::report(
+            &p.suite.name,
+            &cases,
+            &results.runs,
+            &candidates,
+            index,
+            patch.as_deref(),
+            &yaml,
+        ));
     }
     if let Some(old) = &args.compare {
         let old_text = std::fs::read_to_string(old)
@@ -432,16 +558,14 @@ impl Progress {
                 (Some(class), Some(junk)) => format!("wrong ({}: {junk})", class.as_str()),
                 (Some(class), None) => format!("wrong ({})", class.as_str()),
             };
+            let shown = match &run.variant {
+                Some(variant) => format!("{}: {variant}", run.mode.title()),
+                None => run.mode.title().to_string(),
+            };
             let _ = writeln!(
                 err,
-                "run {done}/{}: {} {} {} {} #{}: {verdict} ({:.1} s)",
-                self.total,
-                run.model,
-                run.mode.title(),
-                run.case,
-                run.language,
-                run.run,
-                run.seconds
+                "run {done}/{}: {} {shown} {} {} #{}: {verdict} ({:.1} s)",
+                self.total, run.model, run.case, run.language, run.run, run.seconds
             );
         }
         let _ = err.flush();

@@ -257,7 +257,7 @@ fn rename_params(
 }
 
 /// `entry` with each `{{old}}` (spaces inside the braces allowed) written `{{new}}`.
-fn rename_placeholder(entry: &str, old: &str, new: &str) -> String {
+pub(super) fn rename_placeholder(entry: &str, old: &str, new: &str) -> String {
     let mut out = String::with_capacity(entry.len());
     let mut copied = 0;
     for (range, name) in mm_core::placeholders(entry) {

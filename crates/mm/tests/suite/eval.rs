@@ -919,3 +919,130 @@ fn a_variant_file_renames_tools_and_parameters_and_the_argv_is_judged_as_before(
         assert!(stderr.contains(want), "{text}: {stderr}");
     }
 }
+
+#[test]
+fn suggested_names_are_chosen_on_train_cases_scored_on_the_others_and_patched_not_applied() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/ops/mm.md");
+    let before = std::fs::read_to_string(&agent).expect("agent");
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "name: ops\nagent: {}\nruns: 1\ncases:\n  - id: release\n    prompts: {{en: Publish version 1.4.2 to the beta channel.}}\n    expect: {{program: release.sh, argv: [\"1.4.2\", \"--channel=beta\"]}}\n  - id: status\n    prompts: {{en: Is billing up?}}\n    expect: {{program: status.sh, argv: [billing]}}\n",
+            agent.display()
+        ),
+    )
+    .expect("suite");
+    let names = |tool: &str, params: &[&str]| {
+        let mut args = json!({"tool": tool});
+        for (i, p) in params.iter().enumerate() {
+            args[format!("parameter_{}", i + 1)] = json!(p);
+        }
+        call("names", args)
+    };
+    let mut script = Vec::new();
+    script.extend((0..5).map(|_| names("Publish Release", &["version", "channel", "dry_run"])));
+    script.extend((0..5).map(|_| names("run_tests", &["package"])));
+    for name in [
+        "service_name",
+        "name",
+        "service_name",
+        "name",
+        "service_name",
+    ] {
+        script.push(names("service_status", &[name]));
+    }
+    let answer = || text("All good: it is done and running.");
+    script.extend([
+        // The agent's own names: both cases right.
+        call("release", json!({"version": "1.4.2", "channel": "beta"})),
+        answer(),
+        call("status", json!({"service": "billing"})),
+        answer(),
+        // The model's names: the train case right, the validation case wrong.
+        call(
+            "publish_release",
+            json!({"version": "1.4.2", "channel": "beta"}),
+        ),
+        answer(),
+        call("service_status", json!({"service_name": "Billing"})),
+        answer(),
+    ]);
+    let server = ScriptedServer::start(script);
+    let (table, stderr) = eval_suites(&server, dir.path(), &[suite], &["--suggest-names"]);
+    assert!(
+        stderr.contains("asking scripted for names of `release` (5 samples)"),
+        "{stderr}"
+    );
+
+    // The naming requests: held to a schema, sampled, the names themselves not shown.
+    let requests = server.requests();
+    for (i, request) in requests[..15].iter().enumerate() {
+        // llama-server (the scripted server has /props): a grammar of the one call.
+        let grammar = request["grammar"].as_str().unwrap_or_default();
+        assert!(grammar.contains("\"parameter_1\\\":\" string"), "{request}");
+        assert_eq!(request["temperature"], 0.7);
+        assert_eq!(request["seed"], json!(1 + i % 5));
+    }
+    let question = requests[0]["messages"][1]["content"]
+        .as_str()
+        .expect("question");
+    assert!(
+        question.contains("- parameter_1 (string): The version, like 1.4.2."),
+        "{question}"
+    );
+    assert!(
+        question.contains("- parameter_2 (string; one of: stable, beta)"),
+        "{question}"
+    );
+    assert!(
+        !question.contains("dry_run") && !question.contains("channel:"),
+        "{question}"
+    );
+
+    // Declared mode only (the suite names no modes: all three otherwise), each run once.
+    assert_eq!(
+        results(dir.path())["runs"].as_array().expect("runs").len(),
+        4
+    );
+    let masked = mask_times(&table);
+    assert!(
+        masked.contains("| scripted | declared: declared | 2/2 100% [34–100] |"),
+        "{table}"
+    );
+    assert!(
+        masked.contains("| scripted | declared: suggested | 1/2 50% [9–91] |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| the agent's own | 1/1 | 1/1 |\n| suggested | 1/1 | 0/1 (chosen) |\n"),
+        "{table}"
+    );
+    // The names voted most: publish_release, run_tests, service_status(service_name).
+    assert!(
+        table.contains("-  release:\n+  publish_release:\n"),
+        "{table}"
+    );
+    assert!(table.contains("-  pkgtest:\n+  run_tests:\n"), "{table}");
+    assert!(
+        table.contains("-  status:\n+  service_status:\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("+      service_name: {type: string"),
+        "{table}"
+    );
+    assert!(
+        table.contains("+    command: [\"./scripts/status.sh\", \"{{service_name}}\"]"),
+        "{table}"
+    );
+    assert!(!table.contains("suggested-whole"), "{table}");
+    let file = std::fs::read_to_string(dir.path().join("out/ops-names.yaml")).expect("names");
+    assert!(
+        file.contains("release: {\"name\":\"publish_release\"}"),
+        "{file}"
+    );
+    // Never applied.
+    assert_eq!(std::fs::read_to_string(&agent).expect("agent"), before);
+}
