@@ -252,12 +252,12 @@ fn default_name(path: &Path) -> String {
 }
 
 /// Reads a suite; errors name the file and, for a wrong key or value, its path in the file.
-pub fn load(path: &Path) -> Result<Suite, String> {
+/// `text`, the YAML file `path` of the eval (a suite, a variants file), read as a `T`; the
+/// error names the file and the key (`suite.yaml: cases[2].expect: …`).
+pub fn from_yaml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, String> {
     let file = path.display();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read the suite: {e}"))?;
-    let value = mm_core::yaml_to_json(&text).map_err(|e| format!("{file}:{e}"))?;
-    let mut suite: Suite = serde_path_to_error::deserialize(value).map_err(|e| {
+    let value = mm_core::yaml_to_json(text).map_err(|e| format!("{file}:{e}"))?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let at = e.path().to_string();
         let at = if at == "." {
             String::new()
@@ -265,7 +265,14 @@ pub fn load(path: &Path) -> Result<Suite, String> {
             format!(" {at}:")
         };
         format!("{file}:{at} {}", e.inner())
-    })?;
+    })
+}
+
+pub fn load(path: &Path) -> Result<Suite, String> {
+    let file = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read the suite: {e}"))?;
+    let mut suite: Suite = from_yaml(path, &text)?;
     suite.path = path.to_path_buf();
     if suite.name.trim().is_empty() {
         suite.name = default_name(path);

@@ -105,21 +105,12 @@ pub fn load(spec: &str) -> Result<Vec<Variant>, String> {
     let file = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{file}: cannot read the variants: {e} (or give `builtin`)"))?;
-    let value = mm_core::yaml_to_json(&text).map_err(|e| format!("{file}:{e}"))?;
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
         variants: Vec<Variant>,
     }
-    let parsed: File = serde_path_to_error::deserialize(value).map_err(|e| {
-        let at = e.path().to_string();
-        let at = if at == "." {
-            String::new()
-        } else {
-            format!(" {at}:")
-        };
-        format!("{file}:{at} {}", e.inner())
-    })?;
+    let parsed: File = super::suite::from_yaml(path, &text)?;
     let mut variants = parsed.variants;
     if variants.is_empty() {
         return Err(format!("{file}: variants: give at least one"));
