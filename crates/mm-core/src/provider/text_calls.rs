@@ -416,14 +416,15 @@ fn tagged_function(block: &str, known: &Known) -> Option<(usize, TextCall)> {
     ))
 }
 
-/// The body of a Markdown code fence (```json … ```), or the text as it is.
+/// The body of a Markdown code fence (```json … ```), or the text as it is. A fence that is
+/// not closed counts to the end of the text: mm stops reading a reply as soon as the call in it
+/// is complete (`starts_with_complete_call`), before the closing fence arrives.
 fn strip_fence(text: &str) -> &str {
     let Some(after) = text.strip_prefix("```") else {
         return text;
     };
-    let Some(body) = after.trim_end().strip_suffix("```") else {
-        return text;
-    };
+    let after = after.trim_end();
+    let body = after.strip_suffix("```").unwrap_or(after);
     // Drop the info string (`json`) on the fence's first line.
     match body.split_once('\n') {
         Some((info, rest)) if !info.trim_start().starts_with('{') => rest.trim(),
@@ -431,14 +432,14 @@ fn strip_fence(text: &str) -> &str {
     }
 }
 
-/// The body of any Markdown code fence (```python …```), or the text as it is.
+/// The body of any Markdown code fence (```python …```), or the text as it is; a fence that
+/// is not closed counts to the end of the text, as in [`strip_fence`].
 fn strip_any_fence(text: &str) -> &str {
     let Some(after) = text.strip_prefix("```") else {
         return text;
     };
-    let Some(body) = after.trim_end().strip_suffix("```") else {
-        return text;
-    };
+    let after = after.trim_end();
+    let body = after.strip_suffix("```").unwrap_or(after);
     match body.split_once('\n') {
         Some((_, rest)) => rest.trim(),
         None => body.trim(),

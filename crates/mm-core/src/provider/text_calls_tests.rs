@@ -124,6 +124,10 @@ cases! {
         => "", [("convert", r#"{"amount":"12","from":"in","to":"cm"}"#)];
     real_qwen15_fenced_pretty_json: "```json\n{\n  \"name\": \"release\",\n  \"arguments\": {\n    \"version\": \"2.0.1\",\n    \"dry_run\": false\n  }\n}\n```"
         => "", [("release", r#"{"version":"2.0.1","dry_run":false}"#)];
+    // The same reply when mm stopped the stream as soon as the call was complete (streamed by
+    // llama-server, 2026-12-05): the closing fence never came.
+    real_qwen15_fenced_cut_before_the_closing_fence: "```json\n{\n  \"name\": \"release\",\n  \"arguments\": {\n    \"version\": \"1.4.2\",\n    \"channel\": \"beta\",\n    \"dry_run\": false\n  }\n}\n"
+        => "", [("release", r#"{"version":"1.4.2","channel":"beta","dry_run":false}"#)];
     python_call_keywords: "release(version=\"1.4.2\", dry_run=false)"
         => "", [("release", r#"{"version":"1.4.2","dry_run":false}"#)];
     python_call_positional: "read_file(\"src/main.rs\", 20)"
