@@ -23,8 +23,8 @@ pub const SAMPLES: u32 = 5;
 const TEMPERATURE: f64 = 0.7;
 
 const SYSTEM: &str = "You name the tools of an AI assistant. A good name is short, in English, \
-lowercase words joined by underscores, and says what the tool does (a verb first) or what the \
-parameter holds.";
+lowercase words joined by underscores, and says what the tool does (a verb first) or what kind \
+of value the parameter holds (like `version`, never an example value such as `1.4.2`).";
 
 /// One proposal for one tool: its name, and a name per parameter (in the tool's order).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -328,6 +328,13 @@ pub fn report(
             "| {} | {} | {validation} |",
             c.name,
             fraction(score(suite, cases, runs, &c.name, true))
+        );
+    }
+    let chosen_train = score(suite, cases, runs, &candidates[chosen].name, true).0;
+    if chosen_train <= score(suite, cases, runs, AS_DECLARED, true).0 {
+        text.push_str(
+            "\nOn the train cases the model's names do no better than the agent's own: nothing \
+             here argues for renaming.\n",
         );
     }
     let chosen = &candidates[chosen];

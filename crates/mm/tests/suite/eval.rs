@@ -1019,6 +1019,10 @@ fn suggested_names_are_chosen_on_train_cases_scored_on_the_others_and_patched_no
         table.contains("| the agent's own | 1/1 | 1/1 |\n| suggested | 1/1 | 0/1 (chosen) |\n"),
         "{table}"
     );
+    assert!(
+        table.contains("do no better than the agent's own"),
+        "{table}"
+    );
     // The names voted most: publish_release, run_tests, service_status(service_name).
     assert!(
         table.contains("-  release:\n+  publish_release:\n"),
