@@ -95,8 +95,10 @@ struct Prepared {
 pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Failure> {
     let mm = std::env::current_exe()
         .map_err(|e| Failure::runtime(format!("cannot find mm's own binary: {e}")))?;
+    // `--suggest-names` starts from the agent's own names; its candidates join per suite.
     let variants = match &args.variants {
         Some(spec) => variant::load(spec).map_err(Failure::usage)?,
+        None if args.suggest_names => vec![variant::Variant::as_declared()],
         None => Vec::new(),
     };
     if (args.variants.is_some() || args.suggest_names)
@@ -124,7 +126,7 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
     if args.suggest_names {
         let cancel = watch.start_turn();
         for p in &mut prepared {
-            suggest_names(flags, p, seeds.unwrap_or(1), &cancel).await?;
+            suggest_names(p, seeds.unwrap_or(1), &cancel).await?;
         }
         if watch.end_turn().is_some() {
             return Err(Failure::runtime(
@@ -200,7 +202,7 @@ fn prepare(
     if !args.modes.is_empty() {
         suite.modes.clone_from(&args.modes);
     }
-    if !variants.is_empty() || args.suggest_names {
+    if !variants.is_empty() {
         suite.modes = vec![Mode::Declared];
     }
     let base = path.parent().unwrap_or(Path::new("."));
@@ -220,15 +222,6 @@ fn prepare(
     let mut workspace =
         Workspace::prepare(&config, &agent_dir, mm, path).map_err(Failure::runtime)?;
     let mut names = Vec::new();
-    let base = [variant::Variant {
-        name: variant::AS_DECLARED.into(),
-        ..variant::Variant::default()
-    }];
-    let variants = if args.suggest_names {
-        &base[..]
-    } else {
-        variants
-    };
     for variant in variants {
         workspace
             .add_variant(variant)
@@ -249,7 +242,6 @@ fn prepare(
 /// `--suggest-names` for one suite: the model's names for each tool become candidate variants
 /// (beside the agent's own), each with the patch that would apply it.
 async fn suggest_names(
-    flags: &Flags,
     p: &mut Prepared,
     seed: u64,
     cancel: &tokio_util::sync::CancellationToken,
@@ -265,7 +257,6 @@ async fn suggest_names(
             .servers()
             .first()
             .cloned()
-            .or_else(|| flags.base_url.clone())
             .unwrap_or_else(|| p.config.base_url.clone()),
         model: model
             .model
@@ -558,10 +549,7 @@ impl Progress {
                 (Some(class), Some(junk)) => format!("wrong ({}: {junk})", class.as_str()),
                 (Some(class), None) => format!("wrong ({})", class.as_str()),
             };
-            let shown = match &run.variant {
-                Some(variant) => format!("{}: {variant}", run.mode.title()),
-                None => run.mode.title().to_string(),
-            };
+            let shown = Arm::of(run).title();
             let _ = writeln!(
                 err,
                 "run {done}/{}: {} {shown} {} {} #{}: {verdict} ({:.1} s)",

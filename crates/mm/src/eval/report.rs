@@ -44,7 +44,16 @@ pub struct Arm {
 }
 
 impl Arm {
-    fn title(&self) -> String {
+    /// The arm `run` belongs to.
+    pub fn of(run: &RunRecord) -> Self {
+        Self {
+            mode: run.mode,
+            variant: run.variant.clone(),
+        }
+    }
+
+    /// `declared`, or `declared: VARIANT`.
+    pub fn title(&self) -> String {
         match &self.variant {
             Some(name) => format!("{}: {name}", self.mode.title()),
             None => self.mode.title().to_string(),

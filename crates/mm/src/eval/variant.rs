@@ -61,6 +61,16 @@ pub struct ParamChange {
 /// The name of the row of the tools as the agent file shows them.
 pub const AS_DECLARED: &str = "declared";
 
+impl Variant {
+    /// The tools as the agent file shows them (the `declared` row).
+    pub fn as_declared() -> Self {
+        Self {
+            name: AS_DECLARED.into(),
+            ..Self::default()
+        }
+    }
+}
+
 /// The built-in variants, the agent's own presentation first: each changes one thing, the
 /// last all three ways the seed's MCP stand-in differed from the declared tools.
 pub fn builtin() -> Vec<Variant> {
@@ -69,7 +79,7 @@ pub fn builtin() -> Vec<Variant> {
         ..Variant::default()
     };
     vec![
-        base(AS_DECLARED),
+        Variant::as_declared(),
         Variant {
             closing_sentence: Some(false),
             ..base("no-closing")
@@ -135,13 +145,7 @@ pub fn load(spec: &str) -> Result<Vec<Variant>, String> {
         }
     }
     if !variants.iter().any(|v| v.name == AS_DECLARED) {
-        variants.insert(
-            0,
-            Variant {
-                name: AS_DECLARED.into(),
-                ..Variant::default()
-            },
-        );
+        variants.insert(0, Variant::as_declared());
     }
     Ok(variants)
 }
