@@ -1,10 +1,12 @@
 //! The fixture for the official MCP conformance suite (`@modelcontextprotocol/conformance`,
-//! server scenarios, spec 2025-11-25): exactly the tools, resources and prompts its scenarios
-//! call, served over Streamable HTTP at `http://127.0.0.1:$PORT/mcp` (PORT defaults to 8001).
+//! server scenarios, both eras: 2025-11-25 and 2026-07-28): exactly the tools, resources and
+//! prompts its scenarios call, served over Streamable HTTP at `http://127.0.0.1:$PORT/mcp`
+//! (PORT defaults to 8001). One server, one endpoint, both eras.
 //!
 //! ```text
 //! PORT=8001 target-picomcp/debug/examples/picomcp-conformance &
 //! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:8001/mcp --suite all --spec-version 2025-11-25
+//! npx @modelcontextprotocol/conformance@0.2.0-alpha.12 server --url http://127.0.0.1:8001/mcp --requirements 2026-07-28
 //! ```
 
 mod common;
@@ -13,13 +15,13 @@ use std::time::Duration;
 
 use picomcp::http::HttpConfig;
 use picomcp::{
-    CompleteRequest, Content, Ctx, NoArgs, PromptConfig, PromptMessage, ProtocolError,
-    ResourceConfig, ResourceContents, ResourceRequest, Server, ToolConfig, ToolError, audio,
-    embedded, image, text,
+    CompleteRequest, Content, Ctx, InputRequired, NoArgs, PromptConfig, PromptMessage,
+    ProtocolError, ResourceConfig, ResourceContents, ResourceRequest, Server, ToolConfig,
+    ToolError, audio, embedded, image, text,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 type Res<T> = Result<T, ToolError>;
 
@@ -247,6 +249,243 @@ fn add_tools(s: &mut Server) -> Result<(), picomcp::RegisterError> {
     Ok(())
 }
 
+fn name_schema() -> Value {
+    json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] })
+}
+
+/// The `content.<field>` of an accepted elicitation answer.
+fn accepted(answer: Option<&Value>, field: &str) -> Option<String> {
+    let answer = answer?;
+    if answer.get("action")?.as_str()? != "accept" {
+        return None;
+    }
+    Some(answer.get("content")?.get(field)?.as_str()?.to_string())
+}
+
+/// The text of a sampling answer (`CreateMessageResult`).
+fn sampled(answer: Option<&Value>) -> Option<String> {
+    Some(answer?.get("content")?.get("text")?.as_str()?.to_string())
+}
+
+/// The root URIs of a `roots/list` answer.
+fn roots(answer: Option<&Value>) -> Option<Vec<String>> {
+    let list = answer?.get("roots")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|r| r.get("uri").and_then(Value::as_str).map(str::to_string))
+            .collect(),
+    )
+}
+
+fn sampling_params(question: &str, max_tokens: u32) -> Value {
+    json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": question } }],
+        "maxTokens": max_tokens
+    })
+}
+
+/// The 2026-07-28 scenarios' tools: stateless checks and multi round-trip requests, written
+/// with `Ctx::input_response` / `Ctx::require_input` (explicit keys, as the scenarios name
+/// them) or with `ctx.elicit`, which works in both eras.
+fn add_modern_tools(s: &mut Server) -> Result<(), picomcp::RegisterError> {
+    let c = |d: &str| ToolConfig::new().description(d);
+    s.tool(
+        "test_missing_capability",
+        c("Needs the client's sampling capability"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let answer = ctx.create_message(sampling_params("Say hi", 10)).await?;
+            Res::Ok(sampled(Some(&answer)).unwrap_or_default())
+        },
+    )?;
+    s.tool(
+        "test_streaming_elicitation",
+        c("Asks the user for a name with ctx.elicit (both eras)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let r = ctx.elicit("What is your name?", name_schema()).await?;
+            Res::Ok(format!("action={}", r.action))
+        },
+    )?;
+    s.tool(
+        "test_logging_tool",
+        c("Logs one message, then answers"),
+        |_: NoArgs, ctx: Ctx| async move {
+            ctx.info("test_logging_tool ran");
+            Res::Ok("logged")
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_elicitation",
+        c("Asks the user's name (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            match accepted(ctx.input_response("user_name"), "name") {
+                Some(name) => Res::Ok(format!("Hello, {name}!")),
+                None => Err(ctx
+                    .require_input(InputRequired::new().elicit(
+                        "user_name",
+                        "What is your name?",
+                        name_schema(),
+                    ))
+                    .into()),
+            }
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_sampling",
+        c("Asks the client's model a question (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            match sampled(ctx.input_response("capital_question")) {
+                Some(answer) => Res::Ok(format!("The model said: {answer}")),
+                None => Err(ctx
+                    .require_input(InputRequired::new().create_message(
+                        "capital_question",
+                        sampling_params("What is the capital of France?", 100),
+                    ))
+                    .into()),
+            }
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_list_roots",
+        c("Asks for the client's roots (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            match roots(ctx.input_response("client_roots")) {
+                Some(list) => Res::Ok(format!("Roots: {}", list.join(", "))),
+                None => Err(ctx
+                    .require_input(InputRequired::new().list_roots("client_roots"))
+                    .into()),
+            }
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_request_state",
+        c("Asks for a confirmation and keeps a state (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let confirmed = ctx.input_response("confirm").is_some();
+            if confirmed && ctx.request_state() == Some("awaiting-confirmation") {
+                return Res::Ok("state-ok: confirmed");
+            }
+            let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
+            Err(ctx
+                .require_input(
+                    InputRequired::new()
+                        .elicit("confirm", "Please confirm", schema)
+                        .state("awaiting-confirmation"),
+                )
+                .into())
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_multiple_inputs",
+        c("Asks for a name, a sampled greeting and the roots at once (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let name = accepted(ctx.input_response("user_name"), "name");
+            let greeting = sampled(ctx.input_response("greeting"));
+            let roots = roots(ctx.input_response("client_roots"));
+            if let (Some(name), Some(greeting), Some(roots)) = (name, greeting, roots) {
+                return Res::Ok(format!("{greeting} {name} ({} roots)", roots.len()));
+            }
+            Err(ctx
+                .require_input(
+                    InputRequired::new()
+                        .elicit("user_name", "What is your name?", name_schema())
+                        .create_message("greeting", sampling_params("Generate a greeting", 50))
+                        .list_roots("client_roots")
+                        .state("all-three"),
+                )
+                .into())
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_multi_round",
+        c("Asks two questions, one round each (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            let name = accepted(ctx.input_response("step1"), "name");
+            let color = accepted(ctx.input_response("step2"), "color");
+            match (name, color) {
+                (Some(name), Some(color)) => Res::Ok(format!("{name} likes {color}")),
+                (Some(_), None) => {
+                    let schema = json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
+                    Err(ctx
+                        .require_input(
+                            InputRequired::new()
+                                .elicit("step2", "Step 2: What is your favorite color?", schema)
+                                .state("round-2"),
+                        )
+                        .into())
+                }
+                _ => Err(ctx
+                    .require_input(
+                        InputRequired::new()
+                            .elicit("step1", "Step 1: What is your name?", name_schema())
+                            .state("round-1"),
+                    )
+                    .into()),
+            }
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_tampered_state",
+        c("Keeps a state that picomcp signs (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            if ctx.request_state() == Some("issued") {
+                return Res::Ok("state verified");
+            }
+            Err(ctx
+                .require_input(
+                    InputRequired::new()
+                        .elicit("user_name", "What is your name?", name_schema())
+                        .state("issued"),
+                )
+                .into())
+        },
+    )?;
+    s.tool(
+        "test_input_required_result_capabilities",
+        c("Asks only for what the client declared it can give (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            if ctx.input_responses().is_some_and(|r| !r.is_empty()) {
+                return Res::Ok("input received");
+            }
+            let caps = ctx.client_capabilities().unwrap_or_default();
+            let has = |name: &str| caps.get(name).is_some_and(Value::is_object);
+            let mut ask = InputRequired::new();
+            if has("elicitation") {
+                ask = ask.elicit("user_name", "What is your name?", name_schema());
+            }
+            if has("sampling") {
+                ask = ask.create_message("greeting", sampling_params("Generate a greeting", 50));
+            }
+            if has("roots") {
+                ask = ask.list_roots("client_roots");
+            }
+            if ask.is_empty() {
+                return Res::Ok("the client can give no input");
+            }
+            Err(ctx.require_input(ask).into())
+        },
+    )?;
+    s.prompt(
+        "test_input_required_result_prompt",
+        PromptConfig::new().description("A prompt that asks the user for context (input_required)"),
+        |_: NoArgs, ctx: Ctx| async move {
+            match accepted(ctx.input_response("user_context"), "context") {
+                Some(context) => Ok(vec![PromptMessage::user(text(format!(
+                    "Use this context: {context}"
+                )))]),
+                None => {
+                    let schema = json!({ "type": "object", "properties": { "context": { "type": "string" } }, "required": ["context"] });
+                    Err(ctx.require_input(InputRequired::new().elicit(
+                        "user_context",
+                        "What context should the prompt use?",
+                        schema,
+                    )))
+                }
+            }
+        },
+    )?;
+    Ok(())
+}
+
 fn add_resources(s: &mut Server) -> Result<(), picomcp::RegisterError> {
     s.resource(
         "test://static-text",
@@ -366,6 +605,7 @@ fn add_prompts(s: &mut Server) -> Result<(), picomcp::RegisterError> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server = Server::new("picomcp-conformance", env!("CARGO_PKG_VERSION"));
     add_tools(&mut server)?;
+    add_modern_tools(&mut server)?;
     add_resources(&mut server)?;
     add_prompts(&mut server)?;
     let port: u16 = match std::env::var("PORT") {

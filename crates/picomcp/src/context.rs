@@ -1,5 +1,11 @@
 //! `Ctx`, the second argument of every handler: cancellation, the request's `_meta`, progress,
 //! logging to the client and requests to the client (sampling, elicitation).
+//!
+//! The same calls work in both protocol eras. In the legacy era (2025-11-25) `ctx.elicit(..)`
+//! sends a request to the client and waits for its answer. In the modern era (2026-07-28) a
+//! server sends no requests: the call ends the request with an `input_required` result, the
+//! client sends the request again with the answer, and the handler, run again from the start,
+//! finds it (see `mrtr`). A handler that passes the call's error on with `?` needs no change.
 
 use std::sync::Arc;
 
@@ -7,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::era::{Era, Modern};
 use crate::jsonrpc::{self, ProtocolError, RequestId, code};
+use crate::mrtr::{InputRequired, Round, pending_error};
 use crate::session::{LogLevel, Outbound, Session};
 
 /// The handler's view of its request and of the client.
@@ -24,6 +32,10 @@ struct Inner {
     request_id: RequestId,
     meta: Option<Map<String, Value>>,
     cancel: CancellationToken,
+    /// The modern era's per-request client facts; `None` in a legacy session.
+    modern: Option<Modern>,
+    /// Modern `tools/call`, `prompts/get` and `resources/read` only: answers and state.
+    round: Option<Round>,
 }
 
 /// The answer to an elicitation request.
@@ -43,7 +55,13 @@ impl Ctx {
         request_id: RequestId,
         meta: Option<Map<String, Value>>,
         cancel: CancellationToken,
+        era: &Era,
+        round: Option<Round>,
     ) -> Self {
+        let modern = match era {
+            Era::Modern(m) => Some(m.clone()),
+            Era::Legacy => None,
+        };
         Self {
             inner: Arc::new(Inner {
                 session,
@@ -51,8 +69,73 @@ impl Ctx {
                 request_id,
                 meta,
                 cancel,
+                modern,
+                round,
             }),
         }
+    }
+
+    pub(crate) fn round(&self) -> Option<&Round> {
+        self.inner.round.as_ref()
+    }
+
+    /// Whether the request is served in the modern era (MCP 2026-07-28: per-request `_meta`,
+    /// no session).
+    pub fn is_modern(&self) -> bool {
+        self.inner.modern.is_some()
+    }
+
+    /// Modern era: the client's answers to the input requests of earlier rounds, by key
+    /// (`inputResponses`, plus those of rounds before the last, which picomcp carries in the
+    /// request state). `None` in the legacy era and for methods that cannot ask for input.
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.round().map(Round::responses)
+    }
+
+    /// Modern era: the client's answer to the input request under `key`, if it came.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses()?.get(key)
+    }
+
+    /// Modern era: the state the handler put in its last [`InputRequired`], given back
+    /// unaltered (picomcp signs it and refuses a state the client changed).
+    pub fn request_state(&self) -> Option<&str> {
+        self.round()?.user_state()
+    }
+
+    /// Ends the request with `input_required` (MCP 2026-07-28): returns the error to end the
+    /// handler with (`return Err(ctx.require_input(..).into())`); picomcp answers with the input
+    /// requests whatever the handler returns. Only `tools/call`, `prompts/get` and
+    /// `resources/read` may ask for input, and only in the modern era: elsewhere the returned
+    /// error says so and is what the client gets.
+    pub fn require_input(&self, request: InputRequired) -> ProtocolError {
+        match self.round() {
+            Some(round) => {
+                round.ask(request);
+                pending_error()
+            }
+            None if self.is_modern() => ProtocolError::new(
+                code::INVALID_REQUEST,
+                "this request cannot ask the client for input (only tools/call, prompts/get and resources/read can)",
+            ),
+            None => ProtocolError::new(
+                code::INVALID_REQUEST,
+                "input_required results exist only in MCP 2026-07-28; this client uses an older version",
+            ),
+        }
+    }
+
+    /// A high-level call's answer in the modern era: the client's answer if this round has it,
+    /// else the request ends with `input_required` asking for it.
+    fn ask_once(&self, kind: &str, method: &str, params: Value) -> Result<Value, ProtocolError> {
+        let Some(round) = self.round() else {
+            return Err(self.require_input(InputRequired::new()));
+        };
+        let key = round.next_key(kind);
+        if let Some(answer) = round.responses().get(&key) {
+            return Ok(answer.clone());
+        }
+        Err(self.require_input(InputRequired::new().request(key, method, params)))
     }
 
     /// The JSON-RPC id of the request being handled.
@@ -88,11 +171,18 @@ impl Ctx {
 
     /// The protocol version negotiated with the client.
     pub fn protocol_version(&self) -> Option<String> {
+        if let Some(m) = &self.inner.modern {
+            return Some(m.version.clone());
+        }
         self.inner.session.client().map(|c| c.protocol_version)
     }
 
-    /// The capabilities the client declared in `initialize`.
+    /// The capabilities the client declared: in `initialize` (legacy era) or in this
+    /// request's `_meta` (modern era).
     pub fn client_capabilities(&self) -> Option<Value> {
+        if let Some(m) = &self.inner.modern {
+            return Some(m.capabilities.clone());
+        }
         self.inner.session.client().map(|c| c.capabilities)
     }
 
@@ -115,9 +205,17 @@ impl Ctx {
     }
 
     /// Sends a log message to the client if `level` is at or above the level it asked for
-    /// (`info` until it calls `logging/setLevel`).
+    /// (legacy era: `info` until it calls `logging/setLevel`; modern era: the request's
+    /// `io.modelcontextprotocol/logLevel`, and nothing at all without one).
     pub fn log(&self, level: LogLevel, data: impl Serialize) -> bool {
-        if level < self.inner.session.log_level() {
+        let threshold = match &self.inner.modern {
+            Some(m) => match m.log_level {
+                Some(l) => l,
+                None => return false,
+            },
+            None => self.inner.session.log_level(),
+        };
+        if level < threshold {
             return false;
         }
         let params = json!({ "level": level, "data": data });
@@ -153,8 +251,18 @@ impl Ctx {
             .is_ok()
     }
 
-    /// Sends a request to the client and waits for its answer.
+    /// Sends a request to the client and waits for its answer (legacy era only: in the modern
+    /// era a server sends no requests; use [`InputRequired`] or `elicit`/`create_message`/
+    /// `list_roots`, which work in both).
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ProtocolError> {
+        if self.is_modern() {
+            return Err(ProtocolError::new(
+                code::INVALID_REQUEST,
+                format!(
+                    "cannot send {method} to the client: MCP 2026-07-28 has no server-to-client requests"
+                ),
+            ));
+        }
         let session = &self.inner.session;
         let (id, rx) = session.expect_response();
         // Removes the pending entry if this future is dropped (the request was cancelled).
@@ -178,6 +286,16 @@ impl Ctx {
     }
 
     fn require_capability(&self, name: &str) -> Result<(), ProtocolError> {
+        if let Some(m) = &self.inner.modern {
+            if m.has_capability(name) {
+                return Ok(());
+            }
+            return Err(ProtocolError::new(
+                code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!("Missing required client capability: this request needs {name}"),
+            )
+            .with_data(json!({ "requiredCapabilities": { name: {} } })));
+        }
         let has = self
             .client_capabilities()
             .is_some_and(|c| c.get(name).is_some_and(|v| !v.is_null()));
@@ -196,6 +314,9 @@ impl Ctx {
     /// `sampling` capability.
     pub async fn create_message(&self, params: Value) -> Result<Value, ProtocolError> {
         self.require_capability("sampling")?;
+        if self.is_modern() {
+            return self.ask_once("sampling", "sampling/createMessage", params);
+        }
         self.request("sampling/createMessage", params).await
     }
 
@@ -208,7 +329,11 @@ impl Ctx {
     ) -> Result<ElicitResult, ProtocolError> {
         self.require_capability("elicitation")?;
         let params = json!({ "message": message, "requestedSchema": requested_schema });
-        let value = self.request("elicitation/create", params).await?;
+        let value = if self.is_modern() {
+            self.ask_once("elicitation", "elicitation/create", params)?
+        } else {
+            self.request("elicitation/create", params).await?
+        };
         serde_json::from_value(value)
             .map_err(|e| ProtocolError::internal(format!("invalid elicitation result: {e}")))
     }
@@ -216,6 +341,9 @@ impl Ctx {
     /// Lists the client's roots (`roots/list`).
     pub async fn list_roots(&self) -> Result<Value, ProtocolError> {
         self.require_capability("roots")?;
+        if self.is_modern() {
+            return self.ask_once("roots", "roots/list", json!({}));
+        }
         self.request("roots/list", json!({})).await
     }
 }

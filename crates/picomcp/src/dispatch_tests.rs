@@ -73,8 +73,15 @@ struct Conn {
 }
 
 impl Conn {
-    fn handle(&self, message: Incoming, out: &Outbound) -> Option<BoxFuture<Option<String>>> {
-        self.session.handle(&self.server, message, out)
+    /// As the stdio transport does: the era of each request from its body.
+    fn handle(&self, message: Incoming, out: &Outbound) -> Option<BoxFuture<Option<Answer>>> {
+        let era = match &message {
+            Incoming::Request { method, params, .. } => {
+                crate::era::classify(method, params.as_ref(), None).unwrap_or(Era::Legacy)
+            }
+            _ => Era::Legacy,
+        };
+        self.session.handle(&self.server, message, era, out)
     }
 
     fn in_flight(&self) -> usize {
@@ -90,7 +97,7 @@ fn connect(server: Server) -> Conn {
 
 async fn call(session: &Conn, line: &str, out: &Outbound) -> Option<Value> {
     let fut = session.handle(Incoming::parse(line.as_bytes()).unwrap(), out)?;
-    fut.await.map(|s| serde_json::from_str(&s).unwrap())
+    fut.await.map(|a| serde_json::from_str(&a.body).unwrap())
 }
 
 #[test]

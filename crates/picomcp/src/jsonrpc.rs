@@ -22,8 +22,17 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Internal JSON-RPC error.
     pub const INTERNAL_ERROR: i64 = -32603;
-    /// A resource URI that the server does not know (MCP).
+    /// A resource URI that the server does not know (MCP 2025-11-25 and earlier; the
+    /// 2026-07-28 era answers `INVALID_PARAMS` instead).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// A request-metadata header is missing or does not match the body (MCP 2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a capability the client did not declare in its `_meta`
+    /// (MCP 2026-07-28); `data.requiredCapabilities` names it.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The request's protocol version is not served; `data.supported` lists those that are
+    /// (MCP 2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// Generic server error used by the HTTP transport (bad session, bad version, ...).
     pub const SERVER_ERROR: i64 = -32000;
 }

@@ -36,6 +36,11 @@
 //! # }
 //! ```
 //!
+//! Both protocol eras are served on one endpoint, with the same handlers: the legacy one
+//! (2025-11-25 and earlier: `initialize`, sessions) and the modern one (2026-07-28: every
+//! request carries its version and the client's capabilities in `_meta`, `server/discover`, no
+//! session); see `era`, and `mrtr` for the modern way of asking the client for input.
+//!
 //! Modules: `jsonrpc` (wire types), `schema` (generation and zod-worded validation), `tool`,
 //! `resource`, `prompt`, `context` ([`Ctx`]), `server` (the builder), `dispatch` (the
 //! transport-agnostic message handler) and [`transport`] (`stdio`, `http`).
@@ -43,7 +48,9 @@
 mod content;
 mod context;
 mod dispatch;
+mod era;
 pub mod jsonrpc;
+mod mrtr;
 mod prompt;
 mod resource;
 mod result;
@@ -58,7 +65,9 @@ pub use content::{
 };
 pub use context::{Ctx, ElicitResult};
 pub use dispatch::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use era::{MODERN_PROTOCOL_VERSIONS, decode_header_value, encode_header_value};
 pub use jsonrpc::{ProtocolError, RequestId, code};
+pub use mrtr::InputRequired;
 pub use prompt::{
     CompleteArgument, CompleteRequest, Completion, GetPromptResult, IntoPromptResult, PromptConfig,
     PromptMessage, Role,

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
 use crate::jsonrpc::{self, ProtocolError};
+use crate::mrtr::StateKey;
 use crate::prompt::{
     CompleteRequest, Completion, CompletionHandler, IntoPromptResult, PromptConfig, PromptEntry,
 };
@@ -47,6 +48,8 @@ pub(crate) struct ServerInner {
     pub(crate) prompts: Vec<PromptEntry>,
     prompt_index: HashMap<String, usize>,
     pub(crate) completion: Option<CompletionHandler>,
+    /// Signs the `requestState` of multi round-trip requests (MCP 2026-07-28).
+    pub(crate) state_key: StateKey,
     sessions: SessionList,
 }
 
@@ -87,6 +90,36 @@ impl ServerInner {
         Value::Object(caps)
     }
 
+    /// The `capabilities` of `server/discover` (MCP 2026-07-28): as for `initialize`, without
+    /// what this era has no way to deliver yet (resource subscriptions and list-changed
+    /// notifications need `subscriptions/listen`, which picomcp does not serve).
+    pub(crate) fn modern_capabilities(&self) -> Value {
+        let mut caps = Map::new();
+        caps.insert("tools".into(), json!({}));
+        caps.insert("logging".into(), json!({}));
+        if !self.resources.is_empty() || !self.templates.is_empty() {
+            caps.insert("resources".into(), json!({}));
+        }
+        if !self.prompts.is_empty() {
+            caps.insert("prompts".into(), json!({}));
+        }
+        if self.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    /// `serverInfo` (legacy `initialize`) or `_meta["io.modelcontextprotocol/serverInfo"]`.
+    pub(crate) fn info(&self) -> Value {
+        let mut info = Map::new();
+        info.insert("name".into(), Value::String(self.name.clone()));
+        info.insert("version".into(), Value::String(self.version.clone()));
+        if let Some(t) = &self.title {
+            info.insert("title".into(), Value::String(t.clone()));
+        }
+        Value::Object(info)
+    }
+
     /// A new session of this server, listed for its notifications ([`ServerHandle`]).
     pub(crate) fn new_session(&self) -> Arc<Session> {
         let session = Session::new();
@@ -115,6 +148,9 @@ impl ServerHandle {
         lock(&self.sessions)
             .iter()
             .filter_map(Weak::upgrade)
+            // Only sessions opened with `initialize`: a modern (2026-07-28) client on a stdio
+            // connection asks for notifications with `subscriptions/listen`, not by connecting.
+            .filter(|s| s.client().is_some())
             .collect()
     }
 
@@ -156,6 +192,7 @@ impl Server {
                 prompts: Vec::new(),
                 prompt_index: HashMap::new(),
                 completion: None,
+                state_key: StateKey::random(),
                 sessions: Arc::new(Mutex::new(Vec::new())),
             },
         }
@@ -172,6 +209,15 @@ impl Server {
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.inner.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The secret that signs the `requestState` of multi round-trip requests (MCP 2026-07-28).
+    /// A random one per process by default; set it when several instances serve one address,
+    /// so that a client's next round may reach another instance. Use 32 random bytes or more.
+    #[must_use]
+    pub fn request_state_secret(mut self, secret: impl AsRef<[u8]>) -> Self {
+        self.inner.state_key = StateKey::from_secret(secret.as_ref());
         self
     }
 

@@ -7,8 +7,13 @@
 //! - GET opens the session's stream for messages not tied to a request (one at a time: `409`).
 //! - DELETE ends the session.
 //!
-//! Sessions (`Mcp-Session-Id`) are created by `initialize`, expire after an idle timeout and are
-//! capped in number. Host and Origin are checked (`403`) against loopback names unless configured
+//! Both protocol eras share the endpoint (see `era`). A legacy client opens a session
+//! (`Mcp-Session-Id`) with `initialize`; sessions expire after an idle timeout and are capped in
+//! number; GET and DELETE are legacy operations. A modern (2026-07-28) request carries its
+//! version and the client's capabilities in `_meta`, repeated in the `MCP-Protocol-Version`,
+//! `Mcp-Method` and `Mcp-Name` headers (`400` + `-32020` when they disagree); it needs no
+//! session and leaves nothing behind; closing its SSE response cancels it; an unknown method
+//! is `404`, a missing client capability `400`. Host and Origin are checked (`403`) against loopback names unless configured
 //! otherwise, which blocks DNS-rebinding attacks on local servers.
 
 use std::convert::Infallible;
@@ -29,7 +34,8 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::dispatch::{Answer, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::era::{self, Era};
 use crate::jsonrpc::{self, Incoming, ProtocolError, code};
 use crate::server::{Server, ServerInner};
 use crate::session::Session;
@@ -41,6 +47,8 @@ use sessions::{HttpState, SessionError};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 
 /// Serves `server` at `http://ADDR{config.path}` until Ctrl-C.
 pub async fn serve(server: Server, addr: impl ToSocketAddrs, config: HttpConfig) -> io::Result<()> {
@@ -219,6 +227,26 @@ async fn post(state: &Arc<HttpState>, headers: &HeaderMap, body: &Bytes) -> Resp
             );
         }
     };
+    if let Incoming::Request { id, method, params } = &message {
+        let mirrored = era::Headers {
+            version: header_str(headers, VERSION_HEADER),
+            method: header_str(headers, METHOD_HEADER),
+            name: header_str(headers, NAME_HEADER),
+        };
+        match era::classify(method, params.as_ref(), Some(mirrored)) {
+            Err(refusal) => {
+                let status =
+                    StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);
+                return json_body(status, jsonrpc::encode_error(Some(id), &refusal.error));
+            }
+            Ok(modern @ Era::Modern(_)) => {
+                // No session: a throw-away one tracks the request while it runs.
+                let session = Session::new();
+                return answer(&state.server, &session, message, modern, sse_ok, !json_ok).await;
+            }
+            Ok(Era::Legacy) => {}
+        }
+    }
     if let Some(version) = header_str(headers, VERSION_HEADER) {
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
             let message = format!(
@@ -242,9 +270,29 @@ async fn post(state: &Arc<HttpState>, headers: &HeaderMap, body: &Bytes) -> Resp
             Err(e) => return session_error(e),
         }
     };
-    let response = answer(&state.server, &entry.session, message, sse_ok, !json_ok).await;
+    let response = answer(
+        &state.server,
+        &entry.session,
+        message,
+        Era::Legacy,
+        sse_ok,
+        !json_ok,
+    )
+    .await;
     state.touch(&entry);
     with_session_header(response, &entry.id)
+}
+
+/// The response to a request as JSON. A modern error raised by the dispatcher has its own
+/// status: `404` for an unknown method, `400` for a missing client capability; other errors
+/// (an unknown tool, ...) are answers like any other (`200`).
+fn json_answer(answer: Answer, modern: bool) -> Response {
+    let status = match (modern, answer.error) {
+        (true, Some(code::METHOD_NOT_FOUND)) => StatusCode::NOT_FOUND,
+        (true, Some(code::MISSING_REQUIRED_CLIENT_CAPABILITY)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    json_body(status, answer.body)
 }
 
 /// Answers one message: 202 for notifications and responses; JSON or SSE for requests.
@@ -252,11 +300,13 @@ async fn answer(
     server: &Arc<ServerInner>,
     session: &Arc<Session>,
     message: Incoming,
+    era: Era,
     sse_ok: bool,
     sse_only: bool,
 ) -> Response {
+    let modern = matches!(era, Era::Modern(_));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let Some(mut work) = session.handle(server, message, &tx) else {
+    let Some(mut work) = session.handle(server, message, era, &tx) else {
         return StatusCode::ACCEPTED.into_response();
     };
     drop(tx);
@@ -273,7 +323,7 @@ async fn answer(
             forward_or_fail(session, m);
         }
         return match response {
-            Some(body) => json_body(StatusCode::OK, body),
+            Some(a) => json_answer(a, modern),
             None => StatusCode::ACCEPTED.into_response(),
         };
     }
@@ -291,28 +341,31 @@ async fn answer(
             }
             if side.is_empty() && !sse_only {
                 return match response {
-                    Some(body) => json_body(StatusCode::OK, body),
+                    Some(a) => json_answer(a, modern),
                     None => StatusCode::ACCEPTED.into_response(),
                 };
             }
-            for m in side.into_iter().chain(response) {
+            for m in side.into_iter().chain(response.map(|a| a.body)) {
                 let _ = stx.send(m);
             }
         }
         Err(None) => {
             // The handler dropped its sender: only its result is left to come.
-            if let Some(body) = work.await {
+            if let Some(a) = work.await {
                 if sse_only {
-                    let _ = stx.send(body);
+                    let _ = stx.send(a.body);
                 } else {
-                    return json_body(StatusCode::OK, body);
+                    return json_answer(a, modern);
                 }
             }
         }
         Err(Some(m)) => {
             let _ = stx.send(m);
-            // Keep handling after this function returns the streaming response; a client that
-            // disconnects does not cancel the request (only `notifications/cancelled` does).
+            // Keep handling after this function returns the streaming response. In the legacy
+            // era a client that disconnects does not cancel the request (only
+            // `notifications/cancelled` does); in the modern era closing the stream is the
+            // cancellation.
+            let session = Arc::clone(session);
             tokio::spawn(async move {
                 loop {
                     tokio::select! {
@@ -322,9 +375,13 @@ async fn answer(
                             while let Ok(m) = rx.try_recv() {
                                 let _ = stx.send(m);
                             }
-                            if let Some(body) = r {
-                                let _ = stx.send(body);
+                            if let Some(a) = r {
+                                let _ = stx.send(a.body);
                             }
+                            break;
+                        }
+                        () = stx.closed(), if modern => {
+                            session.cancel_all();
                             break;
                         }
                     }
@@ -332,7 +389,13 @@ async fn answer(
             });
         }
     }
-    sse_response(srx, None)
+    let mut response = sse_response(srx, None);
+    if modern {
+        response
+            .headers_mut()
+            .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    }
+    response
 }
 
 /// Sends a side message to the session's GET stream. A server-to-client request that cannot

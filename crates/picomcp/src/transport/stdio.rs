@@ -10,6 +10,7 @@ use std::io;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
+use crate::era::{self, Era};
 use crate::jsonrpc::{self, Incoming};
 use crate::server::Server;
 
@@ -53,11 +54,25 @@ where
                 let _ = tx.send(jsonrpc::encode_error(bad.id.as_ref(), &bad.error));
             }
             Ok(incoming) => {
-                if let Some(answer) = session.handle(&server, incoming, &tx) {
+                // Each request says its era (both may share the connection); in the modern one
+                // the connection's session only tracks it for `notifications/cancelled`.
+                let era = match &incoming {
+                    Incoming::Request { id, method, params } => {
+                        match era::classify(method, params.as_ref(), None) {
+                            Ok(era) => era,
+                            Err(refusal) => {
+                                let _ = tx.send(jsonrpc::encode_error(Some(id), &refusal.error));
+                                continue;
+                            }
+                        }
+                    }
+                    _ => Era::Legacy,
+                };
+                if let Some(answer) = session.handle(&server, incoming, era, &tx) {
                     let tx = tx.clone();
                     tokio::spawn(async move {
                         if let Some(response) = answer.await {
-                            let _ = tx.send(response);
+                            let _ = tx.send(response.body);
                         }
                     });
                 }
