@@ -7,11 +7,17 @@
 #   2. @modelcontextprotocol/conformance@0.2.0-alpha.12 (npm alias conformance-next),
 #      the first CLI line with the frozen requirement sets:
 #        conformance server --url URL --requirements 2025-11-25
+#   3. the same CLI, the modern era's requirement set (MCP 2026-07-28, no initialize,
+#      every request stateless) against the same dual-era fixture:
+#        conformance server --url URL --requirements 2026-07-28
 #
-# No expected-failures baseline: any failed scenario fails the script.
+# No expected-failures baseline: any failed scored scenario fails the script. Scenarios the
+# CLI itself lists as "Not scored" (extensions such as tasks, and pending ones) are run and
+# reported, but do not count.
 # Results (checks.json per scenario) go to ${CONFORMANCE_OUT:-target-picomcp/conformance}.
 # Env: CONFORMANCE_FIXTURE=cmd (reads $PORT) instead of the picomcp fixture;
-#      CONFORMANCE_SKIP_BUILD=1 to reuse the built fixture; CONFORMANCE_RUNS="suite requirements".
+#      CONFORMANCE_SKIP_BUILD=1 to reuse the built fixture;
+#      CONFORMANCE_RUNS="suite requirements modern" (the default) to choose runs.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$MCP_ROOT"
@@ -56,32 +62,43 @@ start_fixture() {
   URL="http://127.0.0.1:$PORT/mcp"
 }
 
-# summarize NAME DIR: prints "NAME: P/T scenarios passed (F failed: a, b)", returns 1 on failure.
+# summarize NAME DIR LOG: prints "NAME: P/T scenarios passed (F failed: a, b)", returns 1 on
+# failure. Scenarios the CLI's LOG lists under "Not scored" are reported apart.
 summarize() {
-  "$NODE22" - "$1" "$2" <<'JS'
+  "$NODE22" - "$1" "$2" "$3" <<'JS'
 const fs = require('fs'), path = require('path');
-const [name, dir] = process.argv.slice(2);
+const [name, dir, log] = process.argv.slice(2);
+const unscored = new Set();
+const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
+const block = text.split(/^Not scored for .*$/m)[1] || '';
+for (const m of block.matchAll(/^\s+[✓✗]\s+(\S+)\s+\((\w+)\)/gm)) unscored.add(m[1]);
 const files = [];
 (function walk(d) { for (const e of fs.readdirSync(d, { withFileTypes: true })) {
   const p = path.join(d, e.name);
   if (e.isDirectory()) walk(p); else if (e.name === 'checks.json') files.push(p);
 } })(dir);
-const failed = [], warned = [];
+const failed = [], warned = [], extra = [];
+let scored = 0;
 for (const f of files) {
   const checks = JSON.parse(fs.readFileSync(f, 'utf8'));
   const scen = path.basename(path.dirname(f)).replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, '');
-  if (checks.some((c) => c.status === 'FAILURE')) failed.push(scen);
+  const bad = checks.some((c) => c.status === 'FAILURE');
+  if (unscored.has(scen)) { if (bad) extra.push(scen); continue; }
+  scored++;
+  if (bad) failed.push(scen);
   else if (checks.some((c) => c.status === 'WARNING')) warned.push(scen);
 }
-const total = files.length, pass = total - failed.length;
+const total = scored, pass = total - failed.length;
 console.log(`${name}: ${pass}/${total} scenarios passed` +
   (failed.length ? `; FAILED: ${failed.sort().join(', ')}` : '') +
-  (warned.length ? `; warnings: ${warned.sort().join(', ')}` : ''));
+  (warned.length ? `; warnings: ${warned.sort().join(', ')}` : '') +
+  (unscored.size ? `; not scored: ${unscored.size - extra.length}/${unscored.size} passed` +
+    (extra.length ? ` (failing: ${extra.sort().join(', ')})` : '') : ''));
 process.exit(failed.length || total === 0 ? 1 : 0);
 JS
 }
 
-RUNS="${CONFORMANCE_RUNS:-suite requirements}"
+RUNS="${CONFORMANCE_RUNS:-suite requirements modern}"
 status=0
 summaries=()
 for run in $RUNS; do
@@ -93,16 +110,21 @@ for run in $RUNS; do
     requirements)
       label="conformance@0.2.0-alpha.12 --requirements 2025-11-25"
       cmd=("$NODE22" "$NEXT_CLI" server --url "$URL" --requirements 2025-11-25 -o "$OUT/$run") ;;
+    modern)
+      label="conformance@0.2.0-alpha.12 --requirements 2026-07-28"
+      cmd=("$NODE22" "$NEXT_CLI" server --url "$URL" --requirements 2026-07-28 -o "$OUT/$run") ;;
     *) echo "unknown run $run" >&2; exit 2 ;;
   esac
   echo "=== $label against $URL ==="
   rc=0
-  "${cmd[@]}" 2>&1 | tee "$OUT/$run.log" || rc=$?
-  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  cli_rc=0
+  "${cmd[@]}" >"$OUT/$run.log" 2>&1 || cli_rc=$?
+  grep -E '^(✓|✗|Total|Not scored|  [✓✗])' "$OUT/$run.log" || true
   mkdir -p "$OUT/$run"
-  if line="$(summarize "$label" "$OUT/$run")"; then :; else rc=1; fi
+  # The CLI's own exit status counts unscored scenarios too; the summary decides.
+  if line="$(summarize "$label" "$OUT/$run" "$OUT/$run.log")"; then :; else rc=1; fi
   [ "$rc" = 0 ] || status=1
-  summaries+=("$line (cli exit $rc)")
+  summaries+=("$line (cli exit $cli_rc)")
   stop_fixture
 done
 
