@@ -196,6 +196,35 @@ pub struct McpServerConfig {
     pub call_timeout: Duration,
     /// A stdio server's own `sandbox:` (off unless it says; never the agent's).
     pub sandbox: SandboxMode,
+    /// Which MCP era to speak (`protocol`, default `auto`: ask the server).
+    pub protocol: McpProtocol,
+}
+
+/// Which era of MCP a server is spoken to in (`protocol:` of an `mcp:` entry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum McpProtocol {
+    /// Probe with `server/discover`: modern (2026-07-28) when the server answers it, else
+    /// legacy.
+    #[default]
+    Auto,
+    /// 2026-07-28 only: a server that does not answer `server/discover` is an error.
+    Modern,
+    /// 2025-11-25 (`initialize`), no probe.
+    Legacy,
+}
+
+impl McpProtocol {
+    /// The names the agent file accepts.
+    pub const NAMES: &'static [&'static str] = &["auto", "modern", "legacy"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(Self::Auto),
+            "modern" => Some(Self::Modern),
+            "legacy" => Some(Self::Legacy),
+            _ => None,
+        }
+    }
 }
 
 /// How to reach an MCP server.

@@ -4,15 +4,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::read::{
-    Cx, Result, child, command, duration, index, list, map, non_empty_string, string, unknown_key,
-    valid_name,
+    Cx, Result, child, command, duration, index, list, map, non_empty_string, one_of, string,
+    unknown_key, valid_name,
 };
-use crate::config::{HookConfig, HooksConfig, McpServerConfig, McpTransport, ToolMatcher};
+use crate::config::{
+    HookConfig, HooksConfig, McpProtocol, McpServerConfig, McpTransport, ToolMatcher,
+};
 use crate::sandbox::SandboxMode;
 use crate::yaml::{Entry, Kind, Node};
 
 const MCP_KEYS: &[&str] = &[
-    "url", "headers", "command", "env", "prefix", "timeout", "sandbox",
+    "url", "headers", "command", "env", "prefix", "timeout", "sandbox", "protocol",
 ];
 /// How long one MCP tool call may take when `timeout` is not given (as a declared tool).
 const MCP_CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -53,6 +55,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
     let mut prefix = format!("{name}_");
     let mut timeout = MCP_CALL_TIMEOUT;
     let mut sandbox: Option<(SandboxMode, usize)> = None;
+    let mut protocol = McpProtocol::default();
     for field in map(cx, &entry.value, path)? {
         let key = child(path, &field.key);
         let value = &field.value;
@@ -81,6 +84,11 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
             }
             "timeout" => timeout = duration(cx, value, &key)?,
             "sandbox" => sandbox = Some((super::read::sandbox(cx, value, &key)?, value.line)),
+            "protocol" => {
+                let name = one_of(cx, value, &key, "protocol", McpProtocol::NAMES)?;
+                // `one_of` returned one of the names.
+                protocol = McpProtocol::parse(name).unwrap_or_default();
+            }
             _ => return Err(unknown_key(cx, field, path, MCP_KEYS)),
         }
     }
@@ -136,6 +144,7 @@ fn server(cx: &Cx, entry: &Entry, path: &str) -> Result<McpServerConfig> {
         tool_prefix: prefix,
         call_timeout: timeout,
         sandbox: sandbox.map(|(mode, _)| mode).unwrap_or_default(),
+        protocol,
     })
 }
 

@@ -93,6 +93,10 @@ errors! {
         "ops.md:2: sandbox: unknown sandbox mode true; sandbox modes are: workspace, off, best-effort";
     mcp_sandbox_bad: "mcp:\n  files:\n    command: [./srv]\n    sandbox: bestefort\n" =>
         "ops.md:5: mcp.files.sandbox: unknown sandbox mode `bestefort`; did you mean `best-effort`? sandbox modes are: workspace, off, best-effort";
+    mcp_protocol_bad: "mcp:\n  web:\n    url: http://127.0.0.1:9/mcp\n    protocol: moden\n" =>
+        "ops.md:5: mcp.web.protocol: unknown protocol `moden`; did you mean `modern`? protocols are: auto, modern, legacy";
+    mcp_protocol_misspelt_key: "mcp:\n  web:\n    url: http://127.0.0.1:9/mcp\n    protocl: modern\n" =>
+        "ops.md:5: mcp.web.protocl: unknown key; did you mean `protocol`?";
     mcp_sandbox_on_url: "mcp:\n  web:\n    url: http://127.0.0.1:9/mcp\n    sandbox: workspace\n" =>
         "ops.md:5: mcp.web.sandbox: `sandbox` is for `command` servers (mm runs no process for a `url` server)";
     bad_tool_calls: "tool_calls: nativ\n" =>
@@ -549,6 +553,7 @@ fn anchors_prefixes_and_hook_timeouts() {
     assert_eq!(c.hooks.post_tool_call[0].command, ["./h.sh"]);
     assert_eq!(c.hooks.post_tool_call[0].program, PathBuf::from("/a/h.sh"));
     assert_eq!(c.mcp[0].tool_prefix, "fs_");
+    assert_eq!(c.mcp[0].protocol, crate::config::McpProtocol::Auto);
     assert!(
         matches!(&c.mcp[0].transport, McpTransport::Stdio { env, .. } if env == &[("A".to_string(), "b".to_string())])
     );
@@ -610,6 +615,23 @@ fn no_panic_on_random_input() {
             .collect();
         let _ = parse("ops.md", &format!("---\n{text}\n---\n"));
         let _ = parse("ops.yaml", &text);
+    }
+}
+
+#[test]
+fn an_mcp_server_can_be_pinned_to_an_era() {
+    use crate::config::McpProtocol;
+    for (text, protocol) in [
+        ("auto", McpProtocol::Auto),
+        ("modern", McpProtocol::Modern),
+        ("legacy", McpProtocol::Legacy),
+    ] {
+        let (c, _) = parse_shape(
+            Path::new("/a/ops.yaml"),
+            &format!("mcp:\n  web: {{url: \"http://127.0.0.1:9/mcp\", protocol: {text}}}\n"),
+        )
+        .unwrap();
+        assert_eq!(c.mcp[0].protocol, protocol, "{text}");
     }
 }
 

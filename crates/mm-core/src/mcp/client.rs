@@ -17,16 +17,30 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::era::{self, Era, McpProtocol, ParamHeader, ProbeOutcome, ResultKind, Verdict};
 use crate::tools::{Progress, ProgressSink};
 
-/// The protocol version mm asks for.
+/// The legacy protocol version mm asks for in `initialize`.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// The versions mm speaks; a server answering another one is refused.
+/// The legacy versions mm speaks; a server answering another one is refused.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The most `tools/list` pages read from one server (a server whose cursor never ends).
 const MAX_PAGES: usize = 100;
+
+/// The most rounds of `input_required` answered for one request.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// The longest wait for a stdio server's answer to `server/discover`: a legacy server may
+/// ignore a request before `initialize`.
+const STDIO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The methods whose results may be `input_required` (MRTR).
+const INPUT_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+
+/// HTTP headers of one request (modern era; empty otherwise).
+pub(crate) type Headers = [(String, String)];
 
 /// Where a transport delivers what the server sends.
 pub(crate) type Inbox = mpsc::UnboundedSender<Incoming>;
@@ -67,9 +81,24 @@ pub(crate) fn unreadable_answer(bytes: &[u8], why: &str) -> Option<Incoming> {
 pub(crate) trait Transport: Send + Sync {
     /// Sends one message; `request` is its id when an answer is expected (it arrives on the
     /// inbox, or the transport delivers an error answer for that id when it cannot come).
-    async fn send(&self, message: String, request: Option<&RequestId>) -> Result<(), String>;
+    /// `headers` are a modern request's HTTP headers: with them the request is sent without
+    /// a session, an HTTP error status is [`CallError::Status`] and a JSON-RPC error in the
+    /// body of a 4xx is that request's answer.
+    async fn send(
+        &self,
+        message: String,
+        request: Option<&RequestId>,
+        headers: &Headers,
+    ) -> Result<(), CallError>;
     /// The server answered `initialize` with this version.
     fn initialized(&self, _protocol_version: &str) {}
+    /// The request is over (answered, timed out, cancelled): stop reading its response
+    /// stream, which over HTTP in the modern era is how a request is cancelled.
+    fn forget(&self, _request: &RequestId) {}
+    /// Whether this is HTTP (headers, cancellation by closing the stream), not stdio.
+    fn http(&self) -> bool {
+        false
+    }
     /// Ends the connection (HTTP: DELETE the session; stdio: close stdin, then kill).
     async fn close(&self);
     /// What the transport knows of why the server went away (stdio: its last stderr line).
@@ -84,8 +113,11 @@ pub type ElicitHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 /// How the client presents itself.
 #[derive(Clone, Default)]
 pub struct ClientOptions {
-    /// When set, the client declares the `elicitation` capability and answers with this.
+    /// When set, the client declares the `elicitation` capability and answers with this
+    /// (a legacy server's `elicitation/create`, a modern server's `input_required`).
     pub elicitation: Option<ElicitHandler>,
+    /// Which era to speak: `Auto` probes with `server/discover`.
+    pub protocol: McpProtocol,
 }
 
 /// Why a request got no result.
@@ -98,6 +130,9 @@ pub enum CallError {
     /// The message could not be sent or its answer not read.
     #[error("{0}")]
     Transport(String),
+    /// A modern request got an HTTP error status with no JSON-RPC error in its body.
+    #[error("{message}")]
+    Status { status: u16, message: String },
     /// The connection is gone.
     #[error("the connection is closed{}", .0.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     Closed(Option<String>),
@@ -107,9 +142,11 @@ pub enum CallError {
     Cancelled,
 }
 
-/// What the server said about itself in `initialize`.
+/// What the server said about itself in `initialize` or `server/discover`.
 #[derive(Debug, Clone, Default)]
 pub struct ServerInfo {
+    /// Which era the connection speaks.
+    pub era: Era,
     pub protocol_version: String,
     pub name: String,
     pub version: String,
@@ -125,6 +162,24 @@ struct Shared {
     tools_changed: AtomicBool,
     closed: CancellationToken,
     options: ClientOptions,
+    /// Each tool's `x-mcp-header` arguments (modern HTTP), from the last `tools/list`.
+    param_headers: Mutex<HashMap<String, Vec<ParamHeader>>>,
+    /// What the user should be told (tools left out), taken by [`Client::take_warnings`].
+    warnings: Mutex<Vec<String>>,
+}
+
+/// Why [`Client::start`] did not give a client.
+pub(crate) enum StartError {
+    Failed(CallError),
+    /// A stdio server went away on `server/discover` (some legacy servers exit on an unknown
+    /// request): start it again, legacy.
+    ProbeEndedIt(CallError),
+}
+
+impl From<CallError> for StartError {
+    fn from(error: CallError) -> Self {
+        StartError::Failed(error)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -147,19 +202,24 @@ impl Drop for Client {
 }
 
 impl Client {
-    /// Starts reading `inbox` and runs the `initialize` handshake within `timeout`.
+    /// Starts reading `inbox` and learns the server's era within `timeout`: `server/discover`
+    /// (modern) unless pinned legacy, the `initialize` handshake (legacy) when the server does
+    /// not answer it as a modern server does.
     pub(crate) async fn start(
         transport: Arc<dyn Transport>,
         inbox: mpsc::UnboundedReceiver<Incoming>,
         options: ClientOptions,
         timeout: Duration,
-    ) -> Result<Client, CallError> {
+    ) -> Result<Client, StartError> {
+        let protocol = options.protocol;
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             tools_changed: AtomicBool::new(false),
             closed: CancellationToken::new(),
             options,
+            param_headers: Mutex::new(HashMap::new()),
+            warnings: Mutex::new(Vec::new()),
         });
         let reader = tokio::spawn(read(inbox, shared.clone(), transport.clone()));
         let mut client = Client {
@@ -169,18 +229,116 @@ impl Client {
             server: ServerInfo::default(),
             reader,
         };
-        let mut capabilities = Map::new();
-        if client.shared.options.elicitation.is_some() {
-            capabilities.insert("elicitation".into(), json!({"form": {}}));
+        if protocol == McpProtocol::Legacy {
+            client.initialize(timeout).await?;
+            return Ok(client);
         }
+        let why = match client.discover(timeout).await? {
+            None => return Ok(client),
+            Some(why) => why,
+        };
+        if protocol == McpProtocol::Modern {
+            return Err(StartError::Failed(CallError::Transport(format!(
+                "the server does not speak MCP {} ({why}), and the agent file asks for `protocol: modern`",
+                era::MODERN_VERSIONS.join(", ")
+            ))));
+        }
+        if client.is_closed() {
+            return Err(StartError::ProbeEndedIt(CallError::Closed(
+                client.transport.diagnostic(),
+            )));
+        }
+        match client.initialize(timeout).await {
+            Err(error @ CallError::Closed(_)) if !client.transport.http() => {
+                Err(StartError::ProbeEndedIt(error))
+            }
+            Err(error) => Err(StartError::Failed(error)),
+            Ok(()) => Ok(client),
+        }
+    }
+
+    /// Probes with `server/discover`. `None`: the server is modern and the client set up for
+    /// it; `Some(why)`: it is not (legacy).
+    async fn discover(&mut self, timeout: Duration) -> Result<Option<String>, CallError> {
+        let on_stdio = !self.transport.http();
+        let timeout = if on_stdio {
+            timeout.min(STDIO_PROBE_TIMEOUT)
+        } else {
+            timeout
+        };
+        let never = CancellationToken::new();
+        let elicits = self.shared.options.elicitation.is_some();
+        let mut version = era::MODERN_VERSIONS[0].to_string();
+        let mut retried = false;
+        loop {
+            let params = era::with_meta(json!({}), &version, elicits);
+            let headers = era::headers(&version, "server/discover", &params, &[]);
+            let answer = self
+                .exchange("server/discover", params, &headers, timeout, &never, None)
+                .await;
+            let outcome = match &answer {
+                Ok(result) => ProbeOutcome::Result(result),
+                Err(CallError::Protocol(error)) => ProbeOutcome::Error(error),
+                Err(CallError::Status { status, .. }) => ProbeOutcome::Status(*status),
+                Err(CallError::TimedOut(_)) => ProbeOutcome::TimedOut,
+                Err(CallError::Closed(_)) => ProbeOutcome::Closed,
+                Err(other) => ProbeOutcome::Failed(other.to_string()),
+            };
+            match era::classify(outcome, &version, on_stdio) {
+                Verdict::Modern {
+                    version,
+                    discovered,
+                } => {
+                    let (name, server_version) = era::server_info(&discovered);
+                    self.server = ServerInfo {
+                        era: Era::Modern,
+                        protocol_version: version,
+                        name,
+                        version: server_version,
+                        capabilities: discovered.get("capabilities").cloned().unwrap_or(json!({})),
+                        instructions: discovered
+                            .get("instructions")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                    };
+                    return Ok(None);
+                }
+                Verdict::Retry(next) if !retried => {
+                    retried = true;
+                    version = next;
+                }
+                Verdict::Retry(next) => {
+                    return Err(CallError::Transport(format!(
+                        "the server refuses MCP {next}, which it says it supports"
+                    )));
+                }
+                Verdict::Legacy(why) => return Ok(Some(why)),
+                Verdict::Error(why) => {
+                    return Err(match answer {
+                        Err(CallError::Protocol(error))
+                            if error.code != era::UNSUPPORTED_PROTOCOL_VERSION =>
+                        {
+                            CallError::Protocol(error)
+                        }
+                        Err(CallError::Protocol(_)) | Ok(_) => CallError::Transport(why),
+                        Err(error) => error,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The legacy handshake: `initialize`, then `notifications/initialized`.
+    async fn initialize(&mut self, timeout: Duration) -> Result<(), CallError> {
+        let capabilities = era::client_capabilities(self.shared.options.elicitation.is_some());
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": capabilities,
-            "clientInfo": {"name": "mm", "version": env!("CARGO_PKG_VERSION")},
+            "clientInfo": era::client_info(),
         });
         let never = CancellationToken::new();
-        let result = client
-            .request("initialize", params, timeout, &never, None)
+        let result = self
+            .exchange("initialize", params, &[], timeout, &never, None)
             .await?;
         let version = result
             .get("protocolVersion")
@@ -188,7 +346,7 @@ impl Client {
             .unwrap_or_default()
             .to_string();
         if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
-            client.transport.close().await;
+            self.transport.close().await;
             return Err(CallError::Transport(format!(
                 "the server speaks MCP version `{version}`; mm speaks {}",
                 SUPPORTED_VERSIONS.join(", ")
@@ -201,7 +359,8 @@ impl Client {
                 .unwrap_or_default()
                 .to_string()
         };
-        client.server = ServerInfo {
+        self.server = ServerInfo {
+            era: Era::Legacy,
             name: text(info, "name"),
             version: text(info, "version"),
             capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
@@ -211,14 +370,17 @@ impl Client {
                 .map(str::to_string),
             protocol_version: version,
         };
-        client
-            .transport
-            .initialized(&client.server.protocol_version);
-        client
-            .notify("notifications/initialized", None)
+        self.transport.initialized(&self.server.protocol_version);
+        self.notify("notifications/initialized", None)
             .await
             .map_err(CallError::Transport)?;
-        Ok(client)
+        Ok(())
+    }
+
+    /// Warnings gathered since the last call (modern HTTP: tools left out for their
+    /// `x-mcp-header`s).
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.shared.warnings))
     }
 
     pub fn server(&self) -> &ServerInfo {
@@ -236,8 +398,15 @@ impl Client {
     }
 
     /// Every tool of the server (`tools/list`, all pages), as the server describes them.
+    /// Over modern HTTP a tool whose `x-mcp-header`s break the spec's rules is left out, with
+    /// a warning (see [`take_warnings`](Self::take_warnings)); a modern server that declares
+    /// no `tools` capability has none.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, CallError> {
         self.shared.tools_changed.store(false, Ordering::Relaxed);
+        let modern = self.server.era == Era::Modern;
+        if modern && self.server.capabilities.get("tools").is_none() {
+            return Ok(Vec::new());
+        }
         let never = CancellationToken::new();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
@@ -256,10 +425,41 @@ impl Client {
                 Some(next) if !next.is_empty() && cursor.as_deref() != Some(next) => {
                     cursor = Some(next.to_string());
                 }
-                _ => return Ok(tools),
+                _ => break,
             }
         }
+        if modern && self.transport.http() {
+            tools = self.checked_headers(tools);
+        }
         Ok(tools)
+    }
+
+    /// Keeps the tools whose `x-mcp-header`s are valid, remembering them for `tools/call`.
+    fn checked_headers(&self, tools: Vec<Value>) -> Vec<Value> {
+        let mut headers = HashMap::new();
+        let mut warnings = Vec::new();
+        let kept = tools
+            .into_iter()
+            .filter(|tool| {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
+                match era::param_headers(schema) {
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            headers.insert(name.to_string(), found);
+                        }
+                        true
+                    }
+                    Err(why) => {
+                        warnings.push(format!("tool {} left out: {why}", name.escape_debug()));
+                        false
+                    }
+                }
+            })
+            .collect();
+        *lock(&self.shared.param_headers) = headers;
+        lock(&self.shared.warnings).extend(warnings);
+        kept
     }
 
     /// Calls a tool; the result object as the server sent it.
@@ -277,11 +477,113 @@ impl Client {
     }
 
     /// Sends a request and waits for its answer. On timeout or cancellation the server is
-    /// told with `notifications/cancelled`.
+    /// told: with `notifications/cancelled`, or over modern HTTP by closing the response.
+    ///
+    /// In the modern era `params` get the `_meta` of the protocol (version, client info and
+    /// capabilities) and over HTTP the request its headers; an `input_required` result is
+    /// answered (elicitation through [`ClientOptions::elicitation`]) and the request sent
+    /// again with the answers, up to a few rounds; a result whose `resultType` is unknown is
+    /// an error.
     pub async fn request(
         &self,
         method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
+    ) -> Result<Value, CallError> {
+        if self.server.era == Era::Legacy {
+            return self
+                .exchange(method, params, &[], timeout, cancel, progress)
+                .await;
+        }
+        let version = self.server.protocol_version.as_str();
+        let params = era::with_meta(params, version, self.shared.options.elicitation.is_some());
+        let param_headers = match (method, params.get("name").and_then(Value::as_str)) {
+            ("tools/call", Some(name)) if self.transport.http() => lock(&self.shared.param_headers)
+                .get(name)
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let headers = if self.transport.http() {
+            era::headers(version, method, &params, &param_headers)
+        } else {
+            Vec::new()
+        };
+        let mut current = params.clone();
+        for round in 0.. {
+            let result = self
+                .exchange(method, current, &headers, timeout, cancel, progress.clone())
+                .await?;
+            match era::result_kind(&result).map_err(CallError::Transport)? {
+                ResultKind::Complete => return Ok(result),
+                ResultKind::InputRequired if !INPUT_METHODS.contains(&method) => {
+                    return Err(CallError::Transport(format!(
+                        "the server asks for input on {method}, where the protocol allows none"
+                    )));
+                }
+                ResultKind::InputRequired if round + 1 >= MAX_INPUT_ROUNDS => {
+                    return Err(CallError::Transport(format!(
+                        "the server still asks for input after {MAX_INPUT_ROUNDS} rounds"
+                    )));
+                }
+                ResultKind::InputRequired => {}
+            }
+            current = params.clone();
+            let Some(object) = current.as_object_mut() else {
+                break;
+            };
+            if let Some(requests) = result.get("inputRequests") {
+                object.insert("inputResponses".into(), self.fulfil(requests)?);
+            }
+            if let Some(state) = result.get("requestState") {
+                object.insert("requestState".into(), state.clone());
+            }
+        }
+        Err(CallError::Transport("no result".into()))
+    }
+
+    /// Answers the input requests of an `input_required` result, key by key: elicitation
+    /// through the handler; anything else (sampling, roots), or elicitation without a handler,
+    /// is an error, as mm declared no such capability.
+    fn fulfil(&self, requests: &Value) -> Result<Value, CallError> {
+        let Some(requests) = requests.as_object() else {
+            return Err(CallError::Transport(
+                "the server's inputRequests is not an object".into(),
+            ));
+        };
+        let mut responses = Map::new();
+        for (key, request) in requests {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let answer = match (method, &self.shared.options.elicitation) {
+                ("elicitation/create", Some(handler)) => {
+                    handler(request.get("params").unwrap_or(&Value::Null))
+                }
+                _ => {
+                    return Err(CallError::Transport(format!(
+                        "the server needs `{}` answered to go on (input `{}`), which mm cannot do here",
+                        method.escape_debug(),
+                        key.escape_debug()
+                    )));
+                }
+            };
+            responses.insert(key.clone(), answer);
+        }
+        Ok(Value::Object(responses))
+    }
+
+    /// One JSON-RPC request and its answer, under a new id. On timeout or cancellation the
+    /// request is forgotten by the transport and, unless that cancels it (modern HTTP), the
+    /// server told with `notifications/cancelled`.
+    async fn exchange(
+        &self,
+        method: &str,
         mut params: Value,
+        headers: &Headers,
         timeout: Duration,
         cancel: &CancellationToken,
         progress: Option<ProgressSink>,
@@ -294,7 +596,10 @@ impl Client {
         let token = Value::from(n).to_string();
         if let Some(sink) = progress {
             if let Some(object) = params.as_object_mut() {
-                object.insert("_meta".into(), json!({"progressToken": n}));
+                let meta = object.entry("_meta").or_insert_with(|| json!({}));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert("progressToken".into(), Value::from(n));
+                }
             }
             lock(&self.shared.progress).insert(token.clone(), sink);
         }
@@ -302,10 +607,7 @@ impl Client {
         lock(&self.shared.pending).insert(id.clone(), tx);
         let message = encode_request(&id, method, Some(&params));
         let exchange = async {
-            self.transport
-                .send(message, Some(&id))
-                .await
-                .map_err(CallError::Transport)?;
+            self.transport.send(message, Some(&id), headers).await?;
             tokio::select! {
                 answer = rx => match answer {
                     Ok(Ok(result)) => Ok(result),
@@ -324,9 +626,15 @@ impl Client {
         };
         lock(&self.shared.pending).remove(&id);
         lock(&self.shared.progress).remove(&token);
+        self.transport.forget(&id);
+        // Over HTTP a modern request (one with headers) is cancelled by closing its response,
+        // just done; the probe's timeout cancels nothing a legacy server knows of.
+        let told = !headers.is_empty() || method == "server/discover";
         match &outcome {
-            Err(CallError::TimedOut(_)) => self.cancelled(&id, "timed out").await,
-            Err(CallError::Cancelled) => self.cancelled(&id, "cancelled by the user").await,
+            Err(CallError::TimedOut(_)) if !told => self.cancelled(&id, "timed out").await,
+            Err(CallError::Cancelled) if !told => {
+                self.cancelled(&id, "cancelled by the user").await
+            }
             _ => {}
         }
         outcome
@@ -348,7 +656,10 @@ impl Client {
             Some(p) => encode_notification(method, p),
             None => encode_notification(method, &json!({})),
         };
-        self.transport.send(message, None).await
+        self.transport
+            .send(message, None, &[])
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Ends the connection.
@@ -380,7 +691,7 @@ async fn read(
                 // Not awaited here: over HTTP the answer is a POST of its own.
                 let transport = transport.clone();
                 tokio::spawn(async move {
-                    let _ = transport.send(answer, None).await;
+                    let _ = transport.send(answer, None, &[]).await;
                 });
             }
             Incoming::Notification { method, params } => notified(&shared, &method, params),

@@ -3,7 +3,12 @@
 //! stream that ends before its answer is resumed with a GET carrying `Last-Event-ID`, after the
 //! `retry` delay the server asked for; a GET stream listens for the server's own messages; the
 //! session is DELETEd on close.
+//!
+//! A modern (2026-07-28) request comes with its own headers ([`Transport::send`]): it is sent
+//! without a session, its response stream is not resumed, and it is cancelled by dropping that
+//! stream ([`Transport::forget`]).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -14,7 +19,7 @@ use picomcp::{ProtocolError, RequestId, code};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Inbox, MAX_MESSAGE, Transport, unreadable_answer};
+use super::client::{CallError, Headers, Inbox, MAX_MESSAGE, Transport, unreadable_answer};
 use crate::sse::{SseEvent, SseParser};
 
 /// The wait before resuming a stream when the server gave no `retry`.
@@ -39,6 +44,8 @@ struct Inner {
     version: Mutex<Option<HeaderValue>>,
     inbox: Inbox,
     stop: CancellationToken,
+    /// The response streams of modern requests, until they are forgotten.
+    streams: Mutex<HashMap<RequestId, tokio::task::JoinHandle<()>>>,
 }
 
 impl HttpTransport {
@@ -77,6 +84,7 @@ impl HttpTransport {
                 version: Mutex::new(None),
                 inbox,
                 stop: CancellationToken::new(),
+                streams: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -96,60 +104,150 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[async_trait]
 impl Transport for HttpTransport {
-    async fn send(&self, message: String, request: Option<&RequestId>) -> Result<(), String> {
+    async fn send(
+        &self,
+        message: String,
+        request: Option<&RequestId>,
+        headers: &Headers,
+    ) -> Result<(), CallError> {
         let inner = &self.inner;
-        let response = inner
-            .with_session(inner.http.post(&inner.url))
+        let modern = !headers.is_empty();
+        let mut post = if modern {
+            inner.http.post(&inner.url).headers(inner.headers.clone())
+        } else {
+            inner.with_session(inner.http.post(&inner.url))
+        };
+        for (name, value) in headers {
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                CallError::Transport(format!("`{name}` is not a valid header name"))
+            })?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                CallError::Transport(format!("the value of header `{name}` is not valid in HTTP"))
+            })?;
+            post = post.header(name, value);
+        }
+        let response = post
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(message)
             .send()
             .await
-            .map_err(|e| format!("cannot reach {}: {}", inner.url, root_cause(&e)))?;
-        inner.keep_session(&response);
+            .map_err(|e| {
+                CallError::Transport(format!("cannot reach {}: {}", inner.url, root_cause(&e)))
+            })?;
+        if !modern {
+            inner.keep_session(&response);
+        }
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
-            let body = body.trim();
-            let detail = if body.is_empty() {
+            let body = crate::body::read(response, 64 << 10)
+                .await
+                .map(|b| b.bytes)
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body);
+            let text = text.trim();
+            let detail = if text.is_empty() {
                 String::new()
             } else {
-                format!(": {}", body.chars().take(200).collect::<String>())
+                format!(": {}", text.chars().take(200).collect::<String>())
             };
-            return Err(
-                if status == reqwest::StatusCode::NOT_FOUND && inner.has_session() {
-                    format!("the server ended the session (HTTP 404){detail}")
-                } else {
-                    format!("HTTP {status}{detail}")
-                },
-            );
+            if !modern {
+                return Err(CallError::Transport(
+                    if status == reqwest::StatusCode::NOT_FOUND && inner.has_session() {
+                        format!("the server ended the session (HTTP 404){detail}")
+                    } else {
+                        format!("HTTP {status}{detail}")
+                    },
+                ));
+            }
+            // A modern server says why in a JSON-RPC error (400 with -32022, 404 with -32601…).
+            let code = status.as_u16();
+            if let (Some(id), true) = (
+                request,
+                (400..500).contains(&code) && code != 401 && code != 403,
+            ) {
+                if let Some(error) = rpc_error(&body) {
+                    let _ = inner.inbox.send(Incoming::Response {
+                        id: id.clone(),
+                        result: Err(error),
+                    });
+                    return Ok(());
+                }
+            }
+            return Err(CallError::Status {
+                status: code,
+                message: format!("HTTP {status}{detail}"),
+            });
         }
         let Some(id) = request else {
             return Ok(());
         };
         if status == reqwest::StatusCode::ACCEPTED {
-            return Err("the server accepted the request but sent no answer (HTTP 202)".into());
+            if modern {
+                // No answer is no modern server (the probe falls back to legacy).
+                return Err(CallError::Status {
+                    status: status.as_u16(),
+                    message: "the server accepted the request but sent no answer (HTTP 202)".into(),
+                });
+            }
+            return Err(CallError::Transport(
+                "the server accepted the request but sent no answer (HTTP 202)".into(),
+            ));
         }
         if is_event_stream(&response) {
-            tokio::spawn(inner.clone().read_stream(response, Some(id.clone())));
+            let task = tokio::spawn(
+                inner
+                    .clone()
+                    .read_stream(response, Some(id.clone()), !modern),
+            );
+            if modern {
+                lock(&inner.streams).insert(id.clone(), task);
+            }
             return Ok(());
         }
         let body = crate::body::read(response, MAX_MESSAGE)
             .await
-            .map_err(|e| format!("the answer broke off: {}", root_cause(&e)))?;
+            .map_err(|e| {
+                CallError::Transport(format!("the answer broke off: {}", root_cause(&e)))
+            })?;
         if body.cut {
-            return Err(format!(
+            return Err(CallError::Transport(format!(
                 "the answer is larger than {}, more than mm reads",
                 crate::regular::size(MAX_MESSAGE as u64)
-            ));
+            )));
         }
         match Incoming::parse(&body.bytes) {
             Ok(message) => {
                 let _ = inner.inbox.send(message);
                 Ok(())
             }
-            Err(bad) => Err(format!("the answer cannot be read: {}", bad.error.message)),
+            Err(bad) if modern => {
+                // The request's answer, an error: what the probe reads as "not modern".
+                let error = ProtocolError::new(
+                    code::PARSE_ERROR,
+                    format!("the answer cannot be read: {}", bad.error.message),
+                );
+                let _ = inner.inbox.send(Incoming::Response {
+                    id: id.clone(),
+                    result: Err(error),
+                });
+                Ok(())
+            }
+            Err(bad) => Err(CallError::Transport(format!(
+                "the answer cannot be read: {}",
+                bad.error.message
+            ))),
         }
+    }
+
+    fn forget(&self, request: &RequestId) {
+        if let Some(task) = lock(&self.inner.streams).remove(request) {
+            task.abort();
+        }
+    }
+
+    fn http(&self) -> bool {
+        true
     }
 
     fn initialized(&self, protocol_version: &str) {
@@ -220,7 +318,7 @@ impl Inner {
     /// A server without one answers 405 and this ends.
     async fn listen(self: Arc<Self>) {
         if let Some(response) = self.get_stream(None).await {
-            self.read_stream(response, None).await;
+            self.read_stream(response, None, true).await;
         }
     }
 
@@ -232,6 +330,7 @@ impl Inner {
         self: Arc<Self>,
         response: reqwest::Response,
         answer_to: Option<RequestId>,
+        resume: bool,
     ) {
         let mut parser = SseParser::with_limit(MAX_MESSAGE);
         let mut response = Some(response);
@@ -260,7 +359,7 @@ impl Inner {
             }
             fruitless = if delivered { 0 } else { fruitless + 1 };
             let last_id = parser.last_event_id().map(str::to_string);
-            if fruitless >= MAX_RESUMES || (answer_to.is_some() && last_id.is_none()) {
+            if !resume || fruitless >= MAX_RESUMES || (answer_to.is_some() && last_id.is_none()) {
                 break;
             }
             tokio::select! {
@@ -316,6 +415,12 @@ impl Inner {
         let _ = self.inbox.send(message);
         done
     }
+}
+
+/// The JSON-RPC error in an HTTP error's body, if it holds one.
+fn rpc_error(body: &[u8]) -> Option<ProtocolError> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    serde_json::from_value(value.get("error")?.clone()).ok()
 }
 
 /// Redirects mm follows for an MCP server: at most [`MAX_REDIRECTS`], and only within the

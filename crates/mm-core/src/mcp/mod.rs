@@ -2,7 +2,10 @@
 //! model like any other tool.
 //!
 //! - [`client`]: JSON-RPC requests and answers over a transport, with picomcp's wire types;
-//!   the server's requests (ping, elicitation) and notifications (progress, tools changed).
+//!   the server's requests (ping, elicitation) and notifications (progress, tools changed);
+//!   the era probe, `input_required` rounds.
+//! - [`era`]: legacy (2025-11-25, `initialize`) or modern (2026-07-28, `server/discover` and
+//!   per-request `_meta` and headers): the probe's verdict, `_meta`, headers, `x-mcp-header`.
 //! - [`http`] (Streamable HTTP) and [`stdio`] (a child process): the two transports.
 //! - [`tool`]: one server tool as a [`crate::Tool`], validated by the same [`crate::Params`] as
 //!   a declared tool, its result turned into text.
@@ -11,6 +14,7 @@
 //! fails is a warning and mm goes on without it.
 
 mod client;
+mod era;
 mod http;
 mod stdio;
 #[cfg(test)]
@@ -25,7 +29,10 @@ pub use client::{
     CallError, Client, ClientOptions, ElicitHandler, PROTOCOL_VERSION, SUPPORTED_VERSIONS,
     ServerInfo, accept_with_defaults,
 };
+pub use era::{Era, MODERN_VERSIONS, McpProtocol};
 pub use tool::McpTool;
+
+use client::StartError;
 
 use crate::config::{McpServerConfig, McpTransport};
 
@@ -39,7 +46,8 @@ pub struct McpServer {
     pub tools: Vec<Arc<McpTool>>,
 }
 
-/// Connects to one server over `url` (Streamable HTTP), initialized.
+/// Connects to one server over `url` (Streamable HTTP), its era known (and, legacy,
+/// initialized).
 pub async fn connect_http(
     url: &str,
     headers: &[(String, String)],
@@ -48,7 +56,10 @@ pub async fn connect_http(
 ) -> Result<Client, CallError> {
     let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
     let transport = http::HttpTransport::new(url, headers, inbox).map_err(CallError::Transport)?;
-    Client::start(Arc::new(transport), messages, options, timeout).await
+    match Client::start(Arc::new(transport), messages, options, timeout).await {
+        Ok(client) => Ok(client),
+        Err(StartError::Failed(error) | StartError::ProbeEndedIt(error)) => Err(error),
+    }
 }
 
 /// A stdio server to start: `program args…` in `cwd` with `env` added, confined by `sandbox`.
@@ -61,23 +72,35 @@ pub struct StdioCommand<'a> {
     pub sandbox: crate::SandboxMode,
 }
 
-/// Starts a stdio server (its stderr to `log`), initialized.
+/// Starts a stdio server (its stderr to `log`), its era known (and, legacy, initialized). A
+/// server that exits on the `server/discover` probe is started again and spoken to legacy.
 pub async fn connect_stdio(
     server: StdioCommand<'_>,
     log: Option<PathBuf>,
-    options: ClientOptions,
+    mut options: ClientOptions,
     timeout: Duration,
 ) -> Result<Client, CallError> {
-    let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
-    let transport =
-        stdio::StdioTransport::spawn(server, log, inbox).map_err(CallError::Transport)?;
-    let transport = Arc::new(transport);
-    let started = Client::start(transport.clone(), messages, options, timeout).await;
-    if started.is_err() {
-        use client::Transport as _;
-        transport.close().await;
+    use client::Transport as _;
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let (inbox, messages) = tokio::sync::mpsc::unbounded_channel();
+        let transport = stdio::StdioTransport::spawn(server, log.clone(), inbox)
+            .map_err(CallError::Transport)?;
+        let transport = Arc::new(transport);
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let started = Client::start(transport.clone(), messages, options.clone(), left).await;
+        match started {
+            Ok(client) => return Ok(client),
+            Err(StartError::ProbeEndedIt(_)) if options.protocol == McpProtocol::Auto => {
+                transport.close().await;
+                options.protocol = McpProtocol::Legacy;
+            }
+            Err(StartError::Failed(error) | StartError::ProbeEndedIt(error)) => {
+                transport.close().await;
+                return Err(error);
+            }
+        }
     }
-    started
 }
 
 /// Connects every server in parallel, each within `timeout` (start and `tools/list`). Returns
@@ -101,6 +124,13 @@ pub async fn connect(
     {
         match result {
             Ok(server) => {
+                warnings.extend(
+                    server
+                        .client
+                        .take_warnings()
+                        .into_iter()
+                        .map(|w| format!("MCP server {}: {w}", server.name)),
+                );
                 warnings.extend(broken_schemas(&server));
                 servers.push(server);
             }
@@ -134,7 +164,10 @@ async fn start(
     cwd: &Path,
     timeout: Duration,
 ) -> Result<McpServer, String> {
-    let options = ClientOptions::default();
+    let options = ClientOptions {
+        protocol: config.protocol,
+        ..ClientOptions::default()
+    };
     let client = match &config.transport {
         McpTransport::Http { url, headers } => connect_http(url, headers, options, timeout).await,
         McpTransport::Stdio {

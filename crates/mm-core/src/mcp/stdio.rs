@@ -13,7 +13,7 @@ use picomcp::jsonrpc::Incoming;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 
-use super::client::{Inbox, MAX_MESSAGE, Transport, unreadable_answer};
+use super::client::{CallError, Headers, Inbox, MAX_MESSAGE, Transport, unreadable_answer};
 use crate::process::{PipedChild, PipedSpec, StderrTo, spawn_piped};
 
 /// How long a server may take to exit once its stdin is closed, before it is killed.
@@ -141,19 +141,26 @@ async fn read_lines(
 
 #[async_trait]
 impl Transport for StdioTransport {
-    async fn send(&self, mut message: String, _request: Option<&RequestId>) -> Result<(), String> {
+    async fn send(
+        &self,
+        mut message: String,
+        _request: Option<&RequestId>,
+        _headers: &Headers,
+    ) -> Result<(), CallError> {
         message.push('\n');
         let mut stdin = self.stdin.lock().await;
         let Some(pipe) = stdin.as_mut() else {
-            return Err("the server's stdin is closed".into());
+            return Err(CallError::Transport("the server's stdin is closed".into()));
         };
         let written = async {
             pipe.write_all(message.as_bytes()).await?;
             pipe.flush().await
         };
-        written.await.map_err(|e| match self.diagnostic() {
-            Some(why) => format!("the server exited ({e}); its last words: {why}"),
-            None => format!("the server exited ({e})"),
+        written.await.map_err(|e| {
+            CallError::Transport(match self.diagnostic() {
+                Some(why) => format!("the server exited ({e}); its last words: {why}"),
+                None => format!("the server exited ({e})"),
+            })
         })
     }
 

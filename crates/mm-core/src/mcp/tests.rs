@@ -190,6 +190,18 @@ async fn pages_sessions_versions_notifications_progress_and_delete() {
 
     client.close().await;
     let seen = seen(&fake);
+    // First the modern probe, which this legacy server does not answer (202): legacy.
+    let probe = &seen[0];
+    assert_eq!(
+        (
+            probe.rpc.as_deref(),
+            probe.session.as_deref(),
+            probe.version.as_deref()
+        ),
+        (Some("server/discover"), None, Some("2026-07-28")),
+    );
+    assert_eq!(client.server().era, super::Era::Legacy);
+    let seen = &seen[1..];
     let init = &seen[0];
     assert_eq!(
         (
