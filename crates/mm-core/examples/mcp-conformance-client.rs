@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Scenarios whose server lists tools it does not serve.
+/// Scenarios whose server lists tools it does not serve (the preservation scenario serves only
+/// its echo tool, called with the listed schema).
 const LIST_ONLY: &[&str] = &[
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
@@ -90,11 +91,28 @@ async fn exercise(client: &Client) -> Result<(), String> {
         eprintln!("warning: {warning}");
     }
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let never = CancellationToken::new();
     if LIST_ONLY.contains(&scenario.as_str()) {
-        eprintln!("tools: {}", Value::from(tools));
+        // The preservation scenario asks for the focal tool's inputSchema, as the client holds
+        // it, back through its echo tool.
+        let focal = tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some("json_schema_2020_12_tool"));
+        let echo = tools
+            .iter()
+            .any(|t| t.get("name").and_then(Value::as_str) == Some("json_schema_echo"));
+        if let (Some(focal), true) = (focal, echo) {
+            let schema = focal.get("inputSchema").cloned().unwrap_or(Value::Null);
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("schema".into(), schema);
+            let result = client
+                .call_tool("json_schema_echo", &arguments, TIMEOUT, &never, None)
+                .await
+                .map_err(|e| format!("tools/call json_schema_echo: {e}"))?;
+            eprintln!("json_schema_echo: {result}");
+        }
         return Ok(());
     }
-    let never = CancellationToken::new();
     let calls = context_calls().unwrap_or_else(|| {
         tools
             .iter()
