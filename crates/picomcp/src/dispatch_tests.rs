@@ -244,3 +244,198 @@ async fn dynamic_tools_get_schema_defaults() {
     let r = call(&session, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dyn","arguments":{"n":7}}}"#, &tx).await.unwrap();
     assert_eq!(r["result"]["structuredContent"], json!({"n": 7}));
 }
+
+// ---- The modern era (2026-07-28): stateless requests carrying their version in `_meta`. ----
+
+#[derive(Deserialize, JsonSchema)]
+struct Empty {}
+
+/// A tool written once for both eras: it asks the user's name with `ctx.elicit`.
+fn greeter() -> Server {
+    let mut s = server();
+    s.tool(
+        "greet",
+        ToolConfig::new(),
+        |_: Empty, ctx: crate::Ctx| async move {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+            let answer = ctx.elicit("Your name?", schema).await?;
+            let name = answer
+                .content
+                .and_then(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_default();
+            Ok::<_, ToolError>(format!("Hello, {name}!"))
+        },
+    )
+    .unwrap();
+    s
+}
+
+/// A modern request line: `params` plus the required `_meta`.
+fn modern(id: u32, method: &str, mut params: Value, capabilities: Value) -> String {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[tokio::test]
+async fn modern_discover_lists_version_and_capabilities() {
+    let conn = connect(greeter());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let r = call(
+        &conn,
+        &modern(1, "server/discover", json!({}), json!({})),
+        &tx,
+    )
+    .await
+    .unwrap();
+    let result = &r["result"];
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert!(result["capabilities"]["tools"].is_object());
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["ttlMs"], 0);
+    assert_eq!(result["cacheScope"], "private");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "t"
+    );
+    // A stateless request leaves no session behind and needs no initialize.
+    let r = call(&conn, &modern(2, "tools/list", json!({}), json!({})), &tx)
+        .await
+        .unwrap();
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert!(r["result"]["tools"].as_array().unwrap().len() >= 6);
+}
+
+#[tokio::test]
+async fn modern_removed_methods_are_unknown() {
+    let conn = connect(server());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let r = call(&conn, &modern(1, method, json!({}), json!({})), &tx)
+            .await
+            .unwrap();
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+}
+
+#[tokio::test]
+async fn modern_elicit_runs_in_rounds_with_signed_state() {
+    let conn = connect(greeter());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let caps = json!({"elicitation": {}});
+    let first = call(
+        &conn,
+        &modern(
+            1,
+            "tools/call",
+            json!({"name": "greet", "arguments": {}}),
+            caps.clone(),
+        ),
+        &tx,
+    )
+    .await
+    .unwrap();
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let (key, ask) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Your name?");
+    let state = result["requestState"].as_str().unwrap().to_string();
+    // No server-to-client request was sent on the side.
+    assert!(rx.try_recv().is_err());
+
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    let second = call(
+        &conn,
+        &modern(
+            2,
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "requestState": state,
+                   "inputResponses": {key.clone(): answer}}),
+            caps.clone(),
+        ),
+        &tx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(second["result"]["resultType"], "complete", "{second}");
+    assert_eq!(second["result"]["content"][0]["text"], "Hello, Ada!");
+
+    // A state the client altered is refused before the tool runs.
+    // (A character in the middle: the last one of base64 may carry only padding bits.)
+    let mut chars: Vec<char> = state.chars().collect();
+    let mid = chars.len() / 2;
+    chars[mid] = if chars[mid] == 'A' { 'B' } else { 'A' };
+    let tampered: String = chars.into_iter().collect();
+    let refused = call(
+        &conn,
+        &modern(
+            3,
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "requestState": tampered,
+                   "inputResponses": {key.clone(): {"action": "accept", "content": {"name": "Eve"}}}}),
+            caps,
+        ),
+        &tx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+#[tokio::test]
+async fn modern_missing_capability_is_32021_with_the_capability_named() {
+    let conn = connect(greeter());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let r = call(
+        &conn,
+        &modern(
+            1,
+            "tools/call",
+            json!({"name": "greet", "arguments": {}}),
+            json!({}),
+        ),
+        &tx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    let data = r["error"]["data"].to_string();
+    assert!(data.contains("elicitation"), "{data}");
+}
+
+#[tokio::test]
+async fn one_session_serves_both_eras() {
+    // The same typed tool answers a legacy session and a modern request.
+    let conn = connect(server());
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let r = call(&conn, init, &tx).await.unwrap();
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    let legacy = call(&conn, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"good","arguments":{"sku":"A"}}}"#, &tx).await.unwrap();
+    assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
+    let modern_call = call(
+        &conn,
+        &modern(
+            3,
+            "tools/call",
+            json!({"name": "good", "arguments": {"sku": "A"}}),
+            json!({}),
+        ),
+        &tx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(modern_call["result"]["resultType"], "complete");
+    assert_eq!(
+        modern_call["result"]["structuredContent"],
+        legacy["result"]["structuredContent"]
+    );
+}

@@ -327,3 +327,108 @@ async fn server_to_client_requests_travel_on_the_post_stream() {
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32603, "{body}");
 }
+
+/// A modern (2026-07-28) POST: no session, the version in `_meta` and in the headers.
+fn modern_post(
+    h: &Http,
+    id: u32,
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> reqwest::RequestBuilder {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut r = h
+        .client
+        .post(&h.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .body(body.to_string());
+    if let Some(name) = name {
+        r = r.header("mcp-name", name);
+    }
+    r
+}
+
+#[tokio::test]
+async fn modern_requests_are_stateless_and_header_checked() {
+    let h = Http::start(HttpConfig::default()).await;
+    // No initialize, no session: discover, then a call.
+    let r = modern_post(&h, 1, "server/discover", None, json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["result"]["supportedVersions"], json!(["2026-07-28"]));
+    let args = json!({"name": "search_issues", "arguments": {"repo": "a/b", "query": "x"}});
+    let r = modern_post(&h, 2, "tools/call", Some("search_issues"), args.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert_eq!(v["result"]["content"][0]["text"], "a/b x 10");
+
+    // Mcp-Name that does not match the body: 400, -32020.
+    let r = modern_post(&h, 3, "tools/call", Some("slow"), args.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32020);
+    assert_eq!(v["id"], 3);
+    // Mcp-Name missing on a tools/call: the same.
+    let r = modern_post(&h, 4, "tools/call", None, args.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+
+    // An unsupported modern version: 400, -32022, the supported ones named.
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let r = h
+        .client
+        .post(&h.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2099-01-01")
+        .header("mcp-method", "tools/list")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32022, "{v}");
+    assert_eq!(
+        v["error"]["data"]["supported"],
+        json!(["2026-07-28"]),
+        "{v}"
+    );
+
+    // A method the modern era removed: 404 with -32601.
+    let r = modern_post(&h, 6, "ping", None, json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32601);
+
+    // A legacy client on the same endpoint still gets its session.
+    let r = h.post(&initialize(7, "2025-11-25")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers().get("mcp-session-id").is_some());
+}

@@ -172,3 +172,43 @@ async fn resources_read_and_subscriptions_notify() {
     assert_eq!(n["method"], "notifications/resources/updated");
     assert_eq!(n["params"]["uri"], "test://doc");
 }
+
+#[tokio::test]
+async fn modern_requests_need_no_initialize_and_ask_in_rounds() {
+    let mut c = Client::start();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let r = c
+        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search_issues", "arguments": {"repo": "a/b", "query": "q"}, "_meta": meta}}))
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "a/b q 10");
+    // The `ask` tool's ctx.elicit becomes an input_required result, not a request on the pipe.
+    let r = c
+        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "ask", "arguments": {}, "_meta": meta}}))
+        .await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let (key, _) = r["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    let r = c
+        .request(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "ask", "arguments": {}, "_meta": meta,
+                "requestState": r["result"]["requestState"],
+                "inputResponses": {key.clone(): {"action": "accept", "content": {"name": "Ada"}}}}}))
+        .await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], r#"accept {"name":"Ada"}"#,
+        "{r}"
+    );
+    // And a legacy initialize on the same pipe still works.
+    let r = c.request(initialize(4, "2025-11-25")).await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+}
