@@ -17,7 +17,9 @@
 # Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2),
 #      BENCH_SESSIONS (default 900; picomcp caps sessions at 1000),
 #      BENCH_SERVERS (default "picomcp ts-sdk rmcp"), BENCH_OUT (results dir),
-#      BENCH_LOADGEN_THREADS (client tokio worker threads, default 1).
+#      BENCH_LOADGEN_THREADS (client tokio worker threads, default 1),
+#      BENCH_MODERN_SERVERS (default "picomcp"): servers also driven in the MCP 2026-07-28
+#      era (no initialize, no session: every request stateless, `--modern` in the loadgen).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -29,6 +31,7 @@ WARMUP="${BENCH_WARMUP:-2}"
 SESSIONS="${BENCH_SESSIONS:-900}"
 SERVERS="${BENCH_SERVERS:-picomcp ts-sdk rmcp}"
 THREADS="${BENCH_LOADGEN_THREADS:-1}"
+MODERN_SERVERS="${BENCH_MODERN_SERVERS:-picomcp}"
 OUT="${BENCH_OUT:-$CACHE/bench-results/$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUT"
 RESULTS="$OUT/results.jsonl"
@@ -95,6 +98,16 @@ for s in $SERVERS; do
   run_lg http --url "$URL" -c 1 --warmup "$WARMUP" --duration "$DURATION" --pid "$SERVER_PID" --label "$s"
   run_lg http --url "$URL" -c 50 --warmup "$WARMUP" --duration "$DURATION" --pid "$SERVER_PID" --label "$s"
   stop_server
+  if [[ " $MODERN_SERVERS " == *" $s "* ]]; then
+    log "== $s: Streamable HTTP, 2026-07-28 (stateless)"
+    start_http "$s"
+    run_lg http --modern --url "$URL" -c 1 --warmup "$WARMUP" --duration "$DURATION" --pid "$SERVER_PID" --label "$s"
+    run_lg http --modern --url "$URL" -c 50 --warmup "$WARMUP" --duration "$DURATION" --pid "$SERVER_PID" --label "$s"
+    stop_server
+    log "== $s: stdio, 2026-07-28, 50 pipelined"
+    # shellcheck disable=SC2046
+    run_lg stdio --modern -c 50 --warmup "$WARMUP" --duration "$DURATION" --label "$s" -- $(server_cmd "$s")
+  fi
   log "== $s: idle sessions"
   start_http "$s"
   run_lg sessions --url "$URL" --n "$SESSIONS" --pid "$SERVER_PID" --label "$s"

@@ -8,6 +8,10 @@
 //! mcp-loadgen table FILE.jsonl           # render collected results as a markdown table
 //! ```
 //!
+//! `--modern` (http and stdio): MCP 2026-07-28 instead of 2025-11-25: no initialize and no
+//! session; every request carries the protocol version and client capabilities in `_meta`, and
+//! over HTTP the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers.
+//!
 //! HTTP: one initialize (stateful session, `Mcp-Session-Id`), then `-c` tasks
 //! each owning one keep-alive HTTP/1.1 connection with one request in flight.
 //! The client accepts `application/json, text/event-stream` and parses either.
@@ -33,6 +37,14 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 type Result<T> = std::result::Result<T, Error>;
 
 const PROTOCOL_VERSION: &str = "2025-11-25";
+const MODERN_VERSION: &str = "2026-07-28";
+
+/// Set once from `--modern` before any request is built.
+static MODERN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn modern() -> bool {
+    MODERN.load(Ordering::Relaxed)
+}
 
 struct Opts {
     url: String,
@@ -76,6 +88,7 @@ fn parse_opts(args: &[String]) -> Result<Opts> {
             "--label" => o.label = val()?,
             "--n" => o.n = val()?.parse()?,
             "--threads" => o.threads = val()?.parse()?,
+            "--modern" => MODERN.store(true, Ordering::Relaxed),
             "--" => {
                 o.cmd = args[i + 1..].to_vec();
                 break;
@@ -146,6 +159,13 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
 }
 
 fn call_request(id: u64) -> Value {
+    if modern() {
+        return json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+           "params":{"name":"echo","arguments":{"text":format!("m{id}")},"_meta":{
+               "io.modelcontextprotocol/protocolVersion":MODERN_VERSION,
+               "io.modelcontextprotocol/clientCapabilities":{},
+               "io.modelcontextprotocol/clientInfo":{"name":"mcp-loadgen","version":"0.0.0"}}}});
+    }
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
            "params":{"name":"echo","arguments":{"text":format!("m{id}")}}})
 }
@@ -182,6 +202,7 @@ impl Stats {
         json!({
             "label": self.label,
             "transport": self.transport,
+            "era": if modern() { MODERN_VERSION } else { PROTOCOL_VERSION },
             "concurrency": self.concurrency,
             "ok": self.ok,
             "errors": self.errors,
@@ -251,8 +272,14 @@ impl Conn {
             .uri(&t.path)
             .header("host", &t.authority)
             .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL_VERSION);
+            .header("accept", "application/json, text/event-stream");
+        req = if modern() {
+            req.header("mcp-protocol-version", MODERN_VERSION)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "echo")
+        } else {
+            req.header("mcp-protocol-version", PROTOCOL_VERSION)
+        };
         if let Some(s) = session {
             req = req.header("mcp-session-id", s);
         }
@@ -340,7 +367,11 @@ async fn http_initialize(conn: &mut Conn, t: &HttpTarget) -> Result<Option<Strin
 async fn run_http(o: &Opts) -> Result<String> {
     let target = Arc::new(parse_url(&o.url)?);
     let mut c0 = Conn::open(&target).await?;
-    let session = Arc::new(http_initialize(&mut c0, &target).await?);
+    let session = Arc::new(if modern() {
+        None
+    } else {
+        http_initialize(&mut c0, &target).await?
+    });
     drop(c0);
 
     let start = Instant::now();
@@ -450,29 +481,31 @@ async fn run_stdio(o: &Opts) -> Result<String> {
     let mut stdin = BufWriter::with_capacity(1 << 16, child.stdin.take().ok_or("stdin")?);
     let mut stdout = BufReader::with_capacity(1 << 16, child.stdout.take().ok_or("stdout")?);
 
-    // Handshake.
+    // Handshake (none in the modern era).
     let mut line = String::new();
-    let mut init = serde_json::to_vec(&initialize_request(0))?;
-    init.push(b'\n');
-    stdin.write_all(&init).await?;
-    stdin.flush().await?;
-    loop {
-        line.clear();
-        if stdout.read_line(&mut line).await? == 0 {
-            return Err("server closed stdout during initialize".into());
-        }
-        let v: Value = serde_json::from_str(line.trim())?;
-        if v.get("id").and_then(Value::as_u64) == Some(0) {
-            if v.get("result").is_none() {
-                return Err(format!("initialize failed: {v}").into());
+    if !modern() {
+        let mut init = serde_json::to_vec(&initialize_request(0))?;
+        init.push(b'\n');
+        stdin.write_all(&init).await?;
+        stdin.flush().await?;
+        loop {
+            line.clear();
+            if stdout.read_line(&mut line).await? == 0 {
+                return Err("server closed stdout during initialize".into());
             }
-            break;
+            let v: Value = serde_json::from_str(line.trim())?;
+            if v.get("id").and_then(Value::as_u64) == Some(0) {
+                if v.get("result").is_none() {
+                    return Err(format!("initialize failed: {v}").into());
+                }
+                break;
+            }
         }
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await?;
+        stdin.flush().await?;
     }
-    stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .await?;
-    stdin.flush().await?;
 
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(o.warmup);
@@ -640,10 +673,17 @@ fn print_table(path: &str) -> Result<()> {
             .map(|k| format!("{:.1}", k / 1024.0))
             .unwrap_or("-".into());
         let rps = r["rps"].as_f64().unwrap_or(0.0);
+        let transport = match r["era"].as_str() {
+            Some(MODERN_VERSION) => format!(
+                "{} (2026-07-28, no session)",
+                r["transport"].as_str().unwrap_or("")
+            ),
+            _ => r["transport"].as_str().unwrap_or("").to_string(),
+        };
         println!(
             "| {} | {} | {} | {rps:.0} | {} | {} | {} | {} | {} |",
             r["label"].as_str().unwrap_or(""),
-            r["transport"].as_str().unwrap_or(""),
+            transport,
             r["concurrency"],
             ms(&r["p50_us"]),
             ms(&r["p99_us"]),
