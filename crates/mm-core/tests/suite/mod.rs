@@ -1,3 +1,4 @@
 //! Integration suites; each module is one area.
 
+mod mcp;
 mod provider;

@@ -452,6 +452,105 @@ fn a_tool_of_a_typescript_sdk_server_is_called() {
     );
 }
 
+/// A server written with the official TypeScript SDK 2.x (interop/reference/ts2-server.mjs),
+/// which serves both eras; killed when dropped. Its `era` tool says which era the SDK served the
+/// call in and the protocol version of the call's `_meta`.
+struct Ts2Http {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Ts2Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ts2_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/reference/ts2-server.mjs")
+}
+
+fn ts2_http(node: &Path) -> Ts2Http {
+    let port = free_port();
+    let child = Command::new(node)
+        .arg(ts2_script())
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start ts2-server.mjs");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "ts2-server.mjs did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ts2Http {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+/// The scripted model asks the TS 2.x server which era it is spoken to in, adds (an integer
+/// given as a string, coerced by mm) and echoes; returns what the model read of each call.
+fn ts2_round_trip(case: &Case) -> Vec<String> {
+    let server = ScriptedServer::start(vec![
+        call("ts_era", json!({})),
+        call("ts_add", json!({"a": 2, "b": "40"})),
+        call("ts_echo", json!({"text": HOSTILE})),
+        Reply::text("done"),
+    ]);
+    case.mm(&server)
+        .args(["-p", "go", "--yolo"])
+        .assert()
+        .success()
+        .stdout("done\n");
+    tool_messages(server.requests().last().expect("request"))
+}
+
+fn ts2_agent(entry: &str) -> String {
+    format!("---\nbuiltins: []\nmcp:\n  ts: {{{entry}}}\n---\nYou are a test agent.\n")
+}
+
+/// mm against a TS SDK 2.x server, stdio and Streamable HTTP: mm discovers the 2026-07-28 era
+/// (the server serves every call as modern, each carrying `_meta` 2026-07-28), and the results,
+/// structured content included, reach the model. `protocol: legacy` pins 2025-11-25 against
+/// the same server.
+#[test]
+fn a_typescript_sdk_2_server_is_spoken_to_in_the_modern_era_unless_pinned_legacy() {
+    let Some(node) = std::env::var_os("MM_NODE") else {
+        eprintln!("skipped: MM_NODE (Node 22) is not set; scripts/test.sh sets it");
+        return;
+    };
+    let node = PathBuf::from(node);
+    let stdio = format!(
+        "command: [\"{}\", \"{}\"]",
+        node.display(),
+        ts2_script().display()
+    );
+    let http = ts2_http(&node);
+    let url = format!("url: \"{}\"", http.url);
+    for (entry, era) in [
+        (stdio.clone(), "era=modern version=2026-07-28"),
+        (url.clone(), "era=modern version=2026-07-28"),
+        (
+            format!("{stdio}, protocol: legacy"),
+            "era=legacy version=none",
+        ),
+        (
+            format!("{url}, protocol: legacy"),
+            "era=legacy version=none",
+        ),
+    ] {
+        let case = Case::new(&ts2_agent(&entry));
+        let answers = ts2_round_trip(&case);
+        assert_eq!(answers.len(), 3, "{entry}: {answers:?}");
+        assert_eq!(answers[0], era, "{entry}");
+        assert_eq!(answers[1], "2 + 40 = 42\n{\"sum\":42}", "{entry}");
+        assert_eq!(answers[2], HOSTILE, "{entry}");
+    }
+}
+
 /// A stdio MCP server (Python) whose one tool has a parameter schema no validator accepts (a
 /// pattern that is not a regex).
 const BROKEN_SCHEMA_SERVER: &str = r#"import json, sys
