@@ -15,7 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 import { REPO_ROOT, freePort } from './helpers.mjs';
 
-const MM = process.env.MM_BIN ?? path.join(process.env.PICOMCP_TARGET_DIR ?? path.join(REPO_ROOT, 'target'), 'debug', 'mm');
+// mm is built in the workspace's target dir (scripts/test.sh), not in picomcp's own.
+const MM = process.env.MM_BIN ?? path.join(REPO_ROOT, 'target', 'debug', 'mm');
 
 const AGENT = `---
 name: ops
