@@ -9,7 +9,7 @@
 //! file pins the era ([`McpProtocol`]). This module is pure: the probe's verdict, the `_meta`
 //! and header builders, and the `x-mcp-header` rules of a tool's input schema.
 
-use picomcp::ProtocolError;
+use picomcp::{ProtocolError, encode_header_value};
 use serde_json::{Map, Value, json};
 
 pub use crate::config::McpProtocol;
@@ -336,13 +336,13 @@ pub(crate) fn headers(
         _ => None,
     };
     if let Some(Value::String(name)) = name {
-        headers.push(("Mcp-Name".to_string(), encode_value(name)));
+        headers.push(("Mcp-Name".to_string(), encode_header_value(name)));
     }
     if let ("tools/call", Some(arguments)) = (method, params.get("arguments")) {
         for header in param_headers {
             let value = header.path.iter().try_fold(arguments, |v, key| v.get(key));
             let text = match value {
-                Some(Value::String(s)) => encode_value(s),
+                Some(Value::String(s)) => encode_header_value(s),
                 Some(Value::Bool(b)) => b.to_string(),
                 Some(Value::Number(n)) => n.to_string(),
                 _ => continue,
@@ -351,42 +351,6 @@ pub(crate) fn headers(
         }
     }
     headers
-}
-
-/// A header value as the spec encodes it: as is when plain visible ASCII (inner spaces allowed),
-/// else `=?base64?…?=` of its UTF-8 (non-ASCII, control characters, leading or trailing
-/// whitespace, or text that looks like the encoding itself).
-pub(crate) fn encode_value(text: &str) -> String {
-    let unsafe_byte = text.bytes().any(|b| !(0x20..=0x7e).contains(&b));
-    let padded = text.starts_with(' ') || text.ends_with(' ');
-    let sentinel = text.starts_with("=?base64?") && text.ends_with("?=");
-    let plain = !unsafe_byte && !padded && !sentinel;
-    if plain {
-        text.to_string()
-    } else {
-        format!("=?base64?{}?=", base64(text.as_bytes()))
-    }
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// What a modern result's `resultType` says.
@@ -414,20 +378,17 @@ mod tests {
 
     #[test]
     fn header_values_are_encoded_as_the_spec_shows() {
-        assert_eq!(encode_value("us-west1"), "us-west1");
-        assert_eq!(encode_value("us west 1"), "us west 1");
-        assert_eq!(encode_value(""), "");
+        assert_eq!(encode_header_value("us-west1"), "us-west1");
+        assert_eq!(encode_header_value("us west 1"), "us west 1");
+        assert_eq!(encode_header_value(""), "");
         assert_eq!(
-            encode_value("Hello, 世界"),
+            encode_header_value("Hello, 世界"),
             "=?base64?SGVsbG8sIOS4lueVjA==?="
         );
-        assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(encode_value("\tindented"), "=?base64?CWluZGVudGVk?=");
-        assert_eq!(encode_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
-        assert_eq!(base64(b"ab"), "YWI=");
-        assert_eq!(base64(b"abc"), "YWJj");
-        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(encode_header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
+        assert_eq!(encode_header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
     }
 
     #[test]
