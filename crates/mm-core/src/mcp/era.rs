@@ -386,9 +386,15 @@ mod tests {
             "=?base64?SGVsbG8sIOS4lueVjA==?="
         );
         assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
+        );
         assert_eq!(encode_header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
-        assert_eq!(encode_header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(
+            encode_header_value("=?base64?x?="),
+            "=?base64?PT9iYXNlNjQ/eD89?="
+        );
     }
 
     #[test]
