@@ -3,8 +3,9 @@ against picomcp's examples over stdio and Streamable HTTP.
 
 The Python SDK 2.x connects in mode "auto" by default: it first probes
 `server/discover` at the 2026-07-28 revision and falls back to the
-`initialize` handshake when the server does not speak it — a real-world path a
-2025-11-25 server must survive.  Run with scripts/mcp/interop-python.sh.
+`initialize` handshake when the server does not speak it. picomcp serves both
+eras on one endpoint, so "auto" gets the 2026-07-28 era (stateless requests)
+and "legacy" the 2025-11-25 one; every check runs in both.  Run with scripts/mcp/interop-python.sh.
 Prints one line per check and a closing "N passed, N failed" line.
 """
 from __future__ import annotations
@@ -24,8 +25,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-# ping is deprecated for 2026-07-28 connections; these connections negotiate 2025-11-25.
+# ping is deprecated (removed) for 2026-07-28 connections; only the legacy ones ping.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
+# The era each connection mode must end up in against picomcp.
+EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 EXAMPLES = Path(os.environ.get("PICOMCP_EXAMPLES_DIR", Path(__file__).resolve().parents[2] / "target-picomcp/debug/examples"))
 TRANSPORTS = os.environ.get("MCP_INTEROP_TRANSPORTS", "stdio,http").split(",")
@@ -104,13 +108,15 @@ async def scenario(kind: str, mode: str) -> None:
     with Server("echo", kind) as s:
         async def echo():
             async with Client(s.target, mode=mode) as c:
-                assert c.protocol_version == "2025-11-25", c.protocol_version
+                assert c.protocol_version == EXPECTED_VERSION[mode], c.protocol_version
                 tools = (await c.list_tools()).tools
                 assert [t.name for t in tools] == ["echo"], tools
                 r = await c.call_tool("echo", {"text": "héllo ✓"})
                 assert not r.is_error and text_of(r) == "héllo ✓", r
-                await c.send_ping()
-        await check(f"{tag} echo: connect (negotiates 2025-11-25), list, call, ping", echo())
+                if mode == "legacy":
+                    await c.send_ping()
+        await check(f"{tag} echo: connect (negotiates {EXPECTED_VERSION[mode]}), list, call"
+                    + (", ping" if mode == "legacy" else ""), echo())
 
     with Server("search_issues", kind) as s:
         async def search():
