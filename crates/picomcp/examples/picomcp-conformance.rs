@@ -41,23 +41,6 @@ struct ElicitationInput {
     message: String,
 }
 
-/// A 2020-12 schema with `$defs`, `$ref` and `additionalProperties: false`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct JsonSchema2020Input {
-    name: Option<String>,
-    address: Option<Address>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
-#[allow(dead_code)]
-struct Address {
-    street: Option<String>,
-    city: Option<String>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 struct PromptArgs {
     /// First test argument.
@@ -236,10 +219,28 @@ fn add_tools(s: &mut Server) -> Result<(), picomcp::RegisterError> {
             Res::Ok(format!("Elicitation completed: action={}, content={}", r.action, json!(r.content)))
         },
     )?;
-    s.tool(
+    // SEP-2243: an argument mirrored into the `Mcp-Param-Region` header, checked over HTTP.
+    s.tool_dynamic(
+        "test_custom_header",
+        c("Echoes the region it was given (the region also travels as a header)").input_schema(
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": { "type": "string", "x-mcp-header": "Region" }
+                },
+                "required": ["region"]
+            }),
+        ),
+        |args: Value, _: Ctx| async move {
+            let region = args["region"].as_str().unwrap_or_default().to_string();
+            Res::Ok(format!("region: {region}"))
+        },
+    )?;
+    // The suite's own fixture schema (SEP-1613, SEP-2106): given as is, listed as is.
+    s.tool_dynamic(
         "json_schema_2020_12_tool",
-        c("Tool with JSON Schema 2020-12 features"),
-        |_: JsonSchema2020Input, _: Ctx| async { Res::Ok("JSON Schema 2020-12 tool executed") },
+        c("Tool with JSON Schema 2020-12 features").input_schema(json_schema_2020_12()),
+        |_: Value, _: Ctx| async { Res::Ok("JSON Schema 2020-12 tool executed") },
     )?;
     s.tool(
         "test_reconnection",
@@ -247,6 +248,36 @@ fn add_tools(s: &mut Server) -> Result<(), picomcp::RegisterError> {
         |_: NoArgs, _: Ctx| async { Res::Ok("Reconnection test completed successfully") },
     )?;
     Ok(())
+}
+
+/// `JSON_SCHEMA_2020_12_FIXTURE` of the conformance suite (src/scenarios/server/json-schema-2020-12.ts).
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
+            }
+        },
+        "properties": {
+            "name": { "type": "string" },
+            "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" },
+            "email": { "type": "string" }
+        },
+        "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+        "if": {
+            "properties": { "contactMethod": { "const": "phone" } },
+            "required": ["contactMethod"]
+        },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
+        "additionalProperties": false
+    })
 }
 
 fn name_schema() -> Value {

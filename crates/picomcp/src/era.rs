@@ -248,6 +248,55 @@ fn check_headers(
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
+/// Checks the `Mcp-Param-*` headers of a modern `tools/call` over HTTP against its arguments
+/// (SEP-2243): each argument the tool's schema marks with `x-mcp-header` that the body carries
+/// must come with its header, and the header (decoded: plain text, or `=?base64?…?=`, strictly
+/// padded) must say the same; a header for an argument the body does not carry is refused too.
+/// `-32020` with HTTP 400 otherwise. `header` looks a header up by its full name.
+pub(crate) fn check_param_headers<'h>(
+    param_headers: &[(String, String)],
+    arguments: Option<&Value>,
+    header: impl Fn(&str) -> Option<&'h str>,
+) -> Result<(), Refusal> {
+    let mismatch = |message: String| Refusal::new(400, code::HEADER_MISMATCH, message);
+    for (argument, name) in param_headers {
+        let full = format!("Mcp-Param-{name}");
+        let expected = match arguments.and_then(|a| a.get(argument)) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        match (expected, header(&full)) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "Header mismatch: {full} is required when arguments.{argument} is given"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(mismatch(format!(
+                    "Header mismatch: {full} is given but arguments.{argument} is not"
+                )));
+            }
+            (Some(expected), Some(raw)) => match decode_header_value(raw.trim()) {
+                None => {
+                    return Err(mismatch(format!(
+                        "Header mismatch: {full} is not a valid header value (bad Base64?)"
+                    )));
+                }
+                Some(value) if value != expected => {
+                    return Err(mismatch(format!(
+                        "Header mismatch: {full} does not match arguments.{argument}"
+                    )));
+                }
+                Some(_) => {}
+            },
+        }
+    }
+    Ok(())
+}
+
 /// Decodes a request-metadata header value: plain visible ASCII as is, or the sentinel form
 /// `=?base64?{Base64 of UTF-8}?=` for anything else. `None` for a value that is neither.
 pub fn decode_header_value(raw: &str) -> Option<String> {

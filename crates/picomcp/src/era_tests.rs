@@ -169,3 +169,49 @@ fn header_values_round_trip() {
     }
     assert_eq!(decode_header_value("bad\u{7f}"), None);
 }
+
+#[test]
+fn param_headers_must_mirror_their_arguments() {
+    let marked = vec![("region".to_string(), "Region".to_string())];
+    let args = json!({"region": "Hello"});
+    let check = |args: Option<&Value>, header: Option<&'static str>| {
+        check_param_headers(&marked, args, |name| {
+            assert_eq!(name, "Mcp-Param-Region");
+            header
+        })
+        .map_err(|r| (r.status, r.error.code))
+    };
+    assert_eq!(check(Some(&args), Some("Hello")), Ok(()));
+    assert_eq!(check(Some(&args), Some("=?base64?SGVsbG8=?=")), Ok(()));
+    assert_eq!(
+        check(Some(&args), Some(" Hello ")),
+        Ok(()),
+        "surrounding spaces are trimmed"
+    );
+    let refused = Err((400, code::HEADER_MISMATCH));
+    assert_eq!(check(Some(&args), None), refused, "header missing");
+    assert_eq!(check(Some(&args), Some("Bye")), refused, "another value");
+    assert_eq!(
+        check(Some(&args), Some("=?base64?SGVsbG8?=")),
+        refused,
+        "bad padding"
+    );
+    assert_eq!(
+        check(Some(&args), Some("=?base64?SGVs!!!bG8=?=")),
+        refused,
+        "bad characters"
+    );
+    assert_eq!(
+        check(Some(&json!({})), Some("Hello")),
+        refused,
+        "no argument"
+    );
+    assert_eq!(check(Some(&json!({})), None), Ok(()));
+    // A value without the whole sentinel is literal text.
+    let literal = json!({"region": "=?base64?SGVsbG8="});
+    assert_eq!(check(Some(&literal), Some("=?base64?SGVsbG8=")), Ok(()));
+    // Numbers and booleans as their JSON text.
+    let marked = vec![("n".to_string(), "N".to_string())];
+    let ok = check_param_headers(&marked, Some(&json!({"n": 3})), |_| Some("3"));
+    assert!(ok.is_ok());
+}

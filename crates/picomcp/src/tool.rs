@@ -221,6 +221,9 @@ pub(crate) struct ToolEntry {
     pub(crate) defaults: Vec<(String, Value)>,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) handler: ToolHandler,
+    /// Top-level arguments the input schema mirrors into an HTTP header (`x-mcp-header`,
+    /// MCP 2026-07-28): (argument, header name after `Mcp-Param-`).
+    pub(crate) param_headers: Vec<(String, String)>,
 }
 
 impl ToolEntry {
@@ -263,6 +266,19 @@ impl ToolEntry {
                     .collect()
             })
             .unwrap_or_default();
+        let param_headers = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter_map(|(k, p)| {
+                        let header = p.get("x-mcp-header")?.as_str()?;
+                        Some((k.clone(), header.to_string()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let output = match &output_schema {
             None => None,
             Some(schema) => {
@@ -302,6 +318,7 @@ impl ToolEntry {
             defaults,
             output,
             handler,
+            param_headers,
         })
     }
 }

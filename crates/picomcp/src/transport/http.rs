@@ -240,6 +240,27 @@ async fn post(state: &Arc<HttpState>, headers: &HeaderMap, body: &Bytes) -> Resp
                 return json_body(status, jsonrpc::encode_error(Some(id), &refusal.error));
             }
             Ok(modern @ Era::Modern(_)) => {
+                if method == "tools/call" {
+                    let name = params
+                        .as_ref()
+                        .and_then(|p| p.get("name"))
+                        .and_then(serde_json::Value::as_str);
+                    if let Some(tool) = name.and_then(|n| state.server.tool(n)) {
+                        let arguments = params.as_ref().and_then(|p| p.get("arguments"));
+                        if let Err(refusal) =
+                            era::check_param_headers(&tool.param_headers, arguments, |h| {
+                                header_str(headers, h)
+                            })
+                        {
+                            let status = StatusCode::from_u16(refusal.status)
+                                .unwrap_or(StatusCode::BAD_REQUEST);
+                            return json_body(
+                                status,
+                                jsonrpc::encode_error(Some(id), &refusal.error),
+                            );
+                        }
+                    }
+                }
                 // No session: a throw-away one tracks the request while it runs.
                 let session = Session::new();
                 return answer(&state.server, &session, message, modern, sse_ok, !json_ok).await;
