@@ -13,6 +13,9 @@
 //!   `{"response": …}` of their own after a real one) is those leading calls;
 //! - tagged: `<function-name>NAME</function-name>` then `<arguments>…</arguments>` (JSON, or
 //!   `key=value, …`) — Qwen2.5-Coder-0.5B wrote it;
+//! - any of the JSON forms above inside one tag of the model's own (`<tools>{"name":…,
+//!   "arguments":{…}}</tools>`, `<function_call>…`; Qwen2.5-Coder-1.5B wrote `<tools>`), as the
+//!   whole reply, when what is inside is a call and not a tool's definition;
 //! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
 //!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
 //!   tool.
@@ -188,6 +191,15 @@ fn mistral(block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
 fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     let trimmed = content.trim();
     let trimmed = trimmed.strip_prefix(PYTHON_TAG).unwrap_or(trimmed).trim();
+    if let Some(inner) = strip_tag_wrapper(trimmed) {
+        // `<tools>{…}</tools>`: a call, unless it is a tool's definition written out.
+        let body = strip_fence(inner);
+        let (value, _) = json_prefix(body)?;
+        if is_definition(&value) {
+            return None;
+        }
+        return whole_reply_json(inner, known);
+    }
     let body = strip_fence(trimmed);
     if !(body.starts_with('{') || body.starts_with('[')) {
         return None;
@@ -215,6 +227,10 @@ fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
 pub(crate) fn starts_with_complete_call(content: &str) -> bool {
     let start = content.trim_start();
     let start = start.strip_prefix(PYTHON_TAG).unwrap_or(start).trim_start();
+    let start = match tag_opening(start) {
+        Some((_, rest)) => rest.trim_start(),
+        None => start,
+    };
     let body = match start.strip_prefix("```") {
         Some(fenced) => match fenced.split_once('\n') {
             Some((_, rest)) => rest.trim_start(),
@@ -416,6 +432,54 @@ fn tagged_function(block: &str, known: &Known) -> Option<(usize, TextCall)> {
     ))
 }
 
+/// The inside of a reply wrapped in one tag of the model's own (`<tools>…</tools>`; the closing
+/// tag may be missing), when the tag is a word and what follows it opens like JSON (`{`, `[`, a
+/// fence). `None` otherwise, and for the markers read elsewhere (`<tool_call>`, …).
+fn strip_tag_wrapper(text: &str) -> Option<&str> {
+    let (tag, rest) = tag_opening(text)?;
+    let rest = rest.trim();
+    if !(rest.starts_with('{') || rest.starts_with('[') || rest.starts_with("```")) {
+        return None;
+    }
+    let closing = format!("</{tag}>");
+    Some(rest.strip_suffix(closing.as_str()).unwrap_or(rest).trim())
+}
+
+/// `<word>` at the start of `text` (a word of letters, digits, `_` and `-`, at most 32 bytes,
+/// not one of the markers read elsewhere): the word and what follows the tag.
+fn tag_opening(text: &str) -> Option<(&str, &str)> {
+    let after = text.strip_prefix('<')?;
+    let end = after.find('>')?;
+    let tag = &after[..end];
+    let word = !tag.is_empty()
+        && tag.len() <= 32
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let marker = MARKERS.iter().any(|m| text.starts_with(m));
+    (word && !marker).then(|| (tag, &after[end + 1..]))
+}
+
+/// Whether a JSON value is a tool's definition (what the model was shown) rather than a call:
+/// a `description`, or `parameters` that hold a schema.
+fn is_definition(value: &Value) -> bool {
+    let object = match value {
+        Value::Array(items) => return items.first().is_some_and(is_definition),
+        Value::Object(object) => object,
+        _ => return false,
+    };
+    if let Some(function @ Value::Object(_)) = object.get("function") {
+        return is_definition(function);
+    }
+    let schema = object
+        .get("parameters")
+        .and_then(Value::as_object)
+        .is_some_and(|p| {
+            p.contains_key("properties") || p.get("type") == Some(&Value::from("object"))
+        });
+    object.contains_key("description") || schema
+}
+
 /// The body of a Markdown code fence (```json … ```), or the text as it is. A fence that is
 /// not closed counts to the end of the text: mm stops reading a reply as soon as the call in it
 /// is complete (`starts_with_complete_call`), before the closing fence arrives.
@@ -611,6 +675,17 @@ impl TextGate {
                     }
                     Some(false) => {}
                 }
+            } else if start.starts_with('<') && !opens_marker(start) {
+                // `<tools>{…`: a call in a tag of the model's own; wait until the tag and what
+                // follows it tell.
+                match tag_wrapper_opening(start) {
+                    None => return "",
+                    Some(true) => {
+                        self.held = true;
+                        return "";
+                    }
+                    Some(false) => {}
+                }
             } else if start.starts_with('{') || start.starts_with(PYTHON_TAG) {
                 // Could be a call written as the whole reply: wait for its end.
                 self.held = true;
@@ -671,6 +746,43 @@ fn call_line_opening(start: &str) -> Option<bool> {
             .map(|c| c == '{' || (next == ' ' && c == ':')),
         _ => Some(false),
     }
+}
+
+/// Whether `start` is, or begins like, one of the markers read elsewhere (`<tool_call>`, …).
+fn opens_marker(start: &str) -> bool {
+    MARKERS.iter().any(|m| {
+        start.starts_with(m)
+            || start
+                .get(..start.len().min(m.len()))
+                .is_some_and(|so_far| m.starts_with(so_far))
+    })
+}
+
+/// For a reply that starts with `<`: whether it opens like `<word>` then JSON or a fence
+/// (`None`: too early to tell).
+fn tag_wrapper_opening(start: &str) -> Option<bool> {
+    if !start.contains('>') {
+        // Still inside the tag: a word so far (and not too long) may be one.
+        let so_far = &start[1..];
+        let word = so_far.len() <= 32
+            && so_far
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        return if word { None } else { Some(false) };
+    }
+    let Some((_, rest)) = tag_opening(start) else {
+        return Some(false);
+    };
+    let rest = rest.trim_start();
+    let first = rest.chars().next()?;
+    if first == '`' {
+        return if rest.len() < 3 {
+            None
+        } else {
+            Some(rest.starts_with("```"))
+        };
+    }
+    Some(first == '{' || first == '[')
 }
 
 /// For a reply that starts with a code fence: whether it opens like fenced JSON (`None`: too

@@ -128,6 +128,19 @@ cases! {
     // llama-server, 2026-12-05): the closing fence never came.
     real_qwen15_fenced_cut_before_the_closing_fence: "```json\n{\n  \"name\": \"release\",\n  \"arguments\": {\n    \"version\": \"1.4.2\",\n    \"channel\": \"beta\",\n    \"dry_run\": false\n  }\n}\n"
         => "", [("release", r#"{"version":"1.4.2","channel":"beta","dry_run":false}"#)];
+    // Qwen2.5-Coder-1.5B, streamed by llama-server (2026-12-06, eval/agents/bookshop, "Which of
+    // your shops has La Place (ISBN 9782070377220) in stock?"): its call inside `<tools>`, cut
+    // where mm stopped reading (mm showed it as "the tool list written out" before).
+    real_qwen15_call_in_a_tools_tag: "<tools>\n{\"name\": \"release\", \"arguments\": {\"version\": \"9782070377220\"}}"
+        => "", [("release", r#"{"version":"9782070377220"}"#)];
+    tag_wrapped_call_closed: "<function_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</function_call>"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    tag_wrapped_unknown_alone_is_a_call_to_answer: "<tools>{\"name\": \"disponibilite\", \"arguments\": {}}</tools>"
+        => "", [("disponibilite", "{}")];
+    // The tools the model was shown, written out: a definition, not a call.
+    tag_wrapped_definition_stays_text: "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"bash\", \"description\": \"Run\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}}\n</tools>"
+        => "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"bash\", \"description\": \"Run\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}}\n</tools>", [];
+    tagged_prose_stays_text: "<b>Yes</b>, in stock." => "<b>Yes</b>, in stock.", [];
     python_call_keywords: "release(version=\"1.4.2\", dry_run=false)"
         => "", [("release", r#"{"version":"1.4.2","dry_run":false}"#)];
     python_call_positional: "read_file(\"src/main.rs\", 20)"
@@ -192,6 +205,23 @@ fn gate_hides_calls() {
         "\"parameters\": {\"command\": \"ls\"}}",
     ];
     assert_eq!(gate_run(&chunks, &tools()), "");
+}
+
+#[test]
+fn gate_holds_a_call_in_a_tag_of_the_models_own() {
+    let chunks = [
+        "<tool",
+        "s>\n{\"",
+        "name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}",
+    ];
+    assert_eq!(gate_run(&chunks, &tools()), "");
+    assert!(starts_with_complete_call(&chunks.concat()));
+    // A tag followed by prose is shown, all of it.
+    assert_eq!(
+        gate_run(&["<b", ">Yes</b>", ", in stock."], &tools()),
+        "<b>Yes</b>, in stock."
+    );
+    assert_eq!(gate_run(&["<é", "> x"], &tools()), "<é> x");
 }
 
 #[test]
