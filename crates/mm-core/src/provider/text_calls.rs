@@ -16,6 +16,7 @@
 //! - any of the JSON forms above inside one tag of the model's own (`<tools>{"name":…,
 //!   "arguments":{…}}</tools>`, `<function_call>…`; Qwen2.5-Coder-1.5B wrote `<tools>`), as the
 //!   whole reply, when what is inside is a call and not a tool's definition;
+//! - a call object inside one brace too many (`{{"name":…,"arguments":{…}}}`; Qwen2.5-Coder-1.5B);
 //! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
 //!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
 //!   tool.
@@ -204,6 +205,11 @@ fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     if !(body.starts_with('{') || body.starts_with('[')) {
         return None;
     }
+    if let Some(inner) = doubled_brace(body) {
+        // `{{"name": …, "arguments": {…}}}`: the call inside one brace too many.
+        let (value, _) = json_prefix(inner)?;
+        return call_of(value.as_object()?, known).map(|call| vec![call]);
+    }
     if let Ok(value) = serde_json::from_str::<Value>(body) {
         return calls_of(&value, known);
     }
@@ -239,6 +245,7 @@ pub(crate) fn starts_with_complete_call(content: &str) -> bool {
         None => start,
     };
     if body.starts_with('{') {
+        let body = doubled_brace(body).unwrap_or(body);
         return json_prefix(body).is_some_and(|(value, _)| {
             value.as_object().is_some_and(|object| {
                 object.contains_key("function")
@@ -458,6 +465,15 @@ fn tag_opening(text: &str) -> Option<(&str, &str)> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     let marker = MARKERS.iter().any(|m| text.starts_with(m));
     (word && !marker).then(|| (tag, &after[end + 1..]))
+}
+
+/// The text after the first brace of `{{"name": …`, a call object written inside one brace too
+/// many (Qwen2.5-Coder-1.5B wrote `{{"name": "suivi_commande", "arguments": {"numero": 77104}}}`);
+/// `None` when the text does not open so.
+fn doubled_brace(body: &str) -> Option<&str> {
+    let inner = body.strip_prefix('{')?.trim_start();
+    let after = inner.strip_prefix('{')?.trim_start();
+    after.starts_with("\"name\"").then_some(inner)
 }
 
 /// Whether a JSON value is a tool's definition (what the model was shown) rather than a call:

@@ -133,6 +133,11 @@ cases! {
     // where mm stopped reading (mm showed it as "the tool list written out" before).
     real_qwen15_call_in_a_tools_tag: "<tools>\n{\"name\": \"release\", \"arguments\": {\"version\": \"9782070377220\"}}"
         => "", [("release", r#"{"version":"9782070377220"}"#)];
+    // Qwen2.5-Coder-1.5B (2026-12-06, eval/agents/bookshop, "Is my order 77104 on its way?"):
+    // its call in doubled braces, then an answer it made up; mm asked for an answer instead.
+    real_qwen15_call_in_doubled_braces: "{{\"name\": \"read_file\", \"arguments\": {\"path\": \"77104\"}}}Yes, your order 77104 is on its way."
+        => "", [("read_file", r#"{"path":"77104"}"#)];
+    doubled_braces_data_stays_text: "{{\"a\": 1}}" => "{{\"a\": 1}}", [];
     tag_wrapped_call_closed: "<function_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</function_call>"
         => "", [("bash", r#"{"command":"ls"}"#)];
     tag_wrapped_unknown_alone_is_a_call_to_answer: "<tools>{\"name\": \"disponibilite\", \"arguments\": {}}</tools>"
@@ -216,6 +221,9 @@ fn gate_holds_a_call_in_a_tag_of_the_models_own() {
     ];
     assert_eq!(gate_run(&chunks, &tools()), "");
     assert!(starts_with_complete_call(&chunks.concat()));
+    assert!(starts_with_complete_call(
+        "{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}"
+    ));
     // A tag followed by prose is shown, all of it.
     assert_eq!(
         gate_run(&["<b", ">Yes</b>", ", in stock."], &tools()),
