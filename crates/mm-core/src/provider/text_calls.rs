@@ -458,13 +458,16 @@ fn tag_opening(text: &str) -> Option<(&str, &str)> {
     let after = text.strip_prefix('<')?;
     let end = after.find('>')?;
     let tag = &after[..end];
-    let word = !tag.is_empty()
-        && tag.len() <= 32
-        && tag
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     let marker = MARKERS.iter().any(|m| text.starts_with(m));
-    (word && !marker).then(|| (tag, &after[end + 1..]))
+    (!tag.is_empty() && is_tag_word(tag) && !marker).then(|| (tag, &after[end + 1..]))
+}
+
+/// Letters, digits, `_` and `-`, at most 32 bytes: what a model's own tag name is made of.
+fn is_tag_word(text: &str) -> bool {
+    text.len() <= 32
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// The text after the first brace of `{{"name": …`, a call object written inside one brace too
@@ -681,41 +684,28 @@ impl TextGate {
             if start.is_empty() || PYTHON_TAG.starts_with(start) {
                 return "";
             }
-            if start.starts_with("```") {
+            // How the reply opens decides: `None` too early to tell, `Some(true)` it may be a
+            // call (held until complete), `Some(false)` text.
+            let opening = if start.starts_with("```") {
                 // A fenced reply is held only when it opens like fenced JSON.
-                match fence_opening(start) {
-                    None => return "",
-                    Some(true) => {
-                        self.held = true;
-                        return "";
-                    }
-                    Some(false) => {}
-                }
+                fence_opening(start)
             } else if start.starts_with('<') && !opens_marker(start) {
-                // `<tools>{…`: a call in a tag of the model's own; wait until the tag and what
-                // follows it tell.
-                match tag_wrapper_opening(start) {
-                    None => return "",
-                    Some(true) => {
-                        self.held = true;
-                        return "";
-                    }
-                    Some(false) => {}
-                }
+                // `<tools>{…`: a call in a tag of the model's own.
+                tag_wrapper_opening(start)
             } else if start.starts_with('{') || start.starts_with(PYTHON_TAG) {
                 // Could be a call written as the whole reply: wait for its end.
-                self.held = true;
-                return "";
+                Some(true)
             } else {
                 // `name(…)` or `name: {…}`: wait until the opening tells.
-                match call_line_opening(start) {
-                    None => return "",
-                    Some(true) => {
-                        self.held = true;
-                        return "";
-                    }
-                    Some(false) => {}
+                call_line_opening(start)
+            };
+            match opening {
+                None => return "",
+                Some(true) => {
+                    self.held = true;
+                    return "";
                 }
+                Some(false) => {}
             }
         }
         let new = &content[self.shown..];
@@ -779,12 +769,11 @@ fn opens_marker(start: &str) -> bool {
 fn tag_wrapper_opening(start: &str) -> Option<bool> {
     if !start.contains('>') {
         // Still inside the tag: a word so far (and not too long) may be one.
-        let so_far = &start[1..];
-        let word = so_far.len() <= 32
-            && so_far
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        return if word { None } else { Some(false) };
+        return if is_tag_word(&start[1..]) {
+            None
+        } else {
+            Some(false)
+        };
     }
     let Some((_, rest)) = tag_opening(start) else {
         return Some(false);
