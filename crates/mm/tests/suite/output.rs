@@ -709,6 +709,36 @@ fn a_call_written_as_text_is_not_streamed_as_the_answer() {
     assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
 }
 
+/// Qwen2.5-Coder-1.5B's forms on the project's suite: its call inside `<tools>` and in doubled
+/// braces (mm showed the first as "the tool list written out" and did not run the second).
+#[test]
+fn a_call_in_a_tag_or_doubled_braces_runs_and_is_not_streamed() {
+    for written in [
+        "<tools>\n{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}\n</tools>",
+        "{{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}}Billing is fine.",
+    ] {
+        let case = Case::new(&agent_with_tools(TOOLS));
+        let server = ScriptedServer::start(vec![
+            Reply::text(written),
+            Reply::text("Billing is running."),
+        ]);
+        let out = case
+            .mm(&server)
+            .args(["-p", "go", "--output-format", "stream-json"])
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        let streamed: String = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["type"] == "text_delta")
+            .filter_map(|e| e["text"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(streamed, "Billing is running.", "{written}: {stdout}");
+        assert_eq!(case.calls(), vec![vec!["billing".to_string()]], "{written}");
+    }
+}
+
 #[test]
 fn a_call_written_as_text_that_failed_and_comes_again_gets_the_answer_step() {
     let case = Case::new(&agent_with_tools(TOOLS));
