@@ -23,12 +23,14 @@
 //! ```
 
 mod corpus;
+mod http_peer;
 mod render;
 mod reply;
 
 pub mod llama;
 
 pub use corpus::Corpus;
+pub use http_peer::{HttpPeer, free_port};
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -13,17 +13,17 @@
     reason = "the test starts its peer, the TypeScript server, itself"
 )]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mm_core::SandboxMode;
 use mm_core::mcp::{
     CallError, Client, ClientOptions, ElicitHandler, Era, McpProtocol, StdioCommand, connect_http,
     connect_stdio,
 };
+use mm_test_support::HttpPeer;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -42,39 +42,10 @@ fn script() -> PathBuf {
 }
 
 /// The server on Streamable HTTP on a free loopback port; killed when dropped.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_server(node: &Path) -> HttpServer {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let child = Command::new(node)
-        .arg(script())
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start ts2-server.mjs");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "ts2-server.mjs did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    HttpServer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
+fn http_server(node: &Path) -> HttpPeer {
+    let mut command = Command::new(node);
+    command.arg(script());
+    HttpPeer::start(command, "ts2-server.mjs")
 }
 
 /// An elicitation handler that accepts as `who: "mm-core"` and keeps what it was asked.

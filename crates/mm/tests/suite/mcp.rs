@@ -3,13 +3,12 @@
 //! every cancellation to a log, over Streamable HTTP and over stdio; and a server written with
 //! the official TypeScript SDK (when `MM_NODE` names Node 22, as `scripts/test.sh` sets it).
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use mm_test_support::{Reply, ScriptedServer};
+use mm_test_support::{HttpPeer, Reply, ScriptedServer, free_port};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -49,43 +48,10 @@ pub(super) fn recorder() -> &'static Path {
 }
 
 /// A recorder serving Streamable HTTP on a free loopback port; killed when dropped.
-struct HttpRecorder {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpRecorder {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
-fn http_recorder(log: &Path) -> HttpRecorder {
-    let port = free_port();
-    let child = Command::new(recorder())
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .env("MCP_RECORD_LOG", log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the recorder");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the recorder did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    HttpRecorder {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
+fn http_recorder(log: &Path) -> HttpPeer {
+    let mut command = Command::new(recorder());
+    command.env("MCP_RECORD_LOG", log);
+    HttpPeer::start(command, "the recorder")
 }
 
 /// What the recorder received: one JSON value per line.
@@ -455,40 +421,14 @@ fn a_tool_of_a_typescript_sdk_server_is_called() {
 /// A server written with the official TypeScript SDK 2.x (interop/reference/ts2-server.mjs),
 /// which serves both eras; killed when dropped. Its `era` tool says which era the SDK served the
 /// call in and the protocol version of the call's `_meta`.
-struct Ts2Http {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Ts2Http {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn ts2_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop/reference/ts2-server.mjs")
 }
 
-fn ts2_http(node: &Path) -> Ts2Http {
-    let port = free_port();
-    let child = Command::new(node)
-        .arg(ts2_script())
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start ts2-server.mjs");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "ts2-server.mjs did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ts2Http {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    }
+fn ts2_http(node: &Path) -> HttpPeer {
+    let mut command = Command::new(node);
+    command.arg(ts2_script());
+    HttpPeer::start(command, "ts2-server.mjs")
 }
 
 /// The scripted model asks the TS 2.x server which era it is spoken to in, adds (an integer
