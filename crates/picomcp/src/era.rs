@@ -22,11 +22,11 @@ use crate::session::LogLevel;
 /// The modern protocol versions picomcp serves, newest first (what `server/discover` lists).
 pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
 
-pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// What a modern request says about its client (read from its `_meta`).
 #[derive(Debug, Clone)]
@@ -248,6 +248,18 @@ fn check_headers(
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
+/// The text an argument's `Mcp-Param-*` header carries (SEP-2243), before
+/// [`encode_header_value`]: a string as is, a boolean or number as JSON writes it; `None` for
+/// anything else (null, objects, lists: no header).
+pub fn param_header_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 /// Checks the `Mcp-Param-*` headers of a modern `tools/call` over HTTP against its arguments
 /// (SEP-2243): each argument the tool's schema marks with `x-mcp-header` that the body carries
 /// must come with its header, and the header (decoded: plain text, or `=?base64?…?=`, strictly
@@ -261,12 +273,9 @@ pub(crate) fn check_param_headers<'h>(
     let mismatch = |message: String| Refusal::new(400, code::HEADER_MISMATCH, message);
     for (argument, name) in param_headers {
         let full = format!("Mcp-Param-{name}");
-        let expected = match arguments.and_then(|a| a.get(argument)) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Bool(b)) => Some(b.to_string()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
+        let expected = arguments
+            .and_then(|a| a.get(argument))
+            .and_then(param_header_text);
         match (expected, header(&full)) {
             (None, None) => {}
             (Some(_), None) => {

@@ -65,7 +65,11 @@ pub use content::{
 };
 pub use context::{Ctx, ElicitResult};
 pub use dispatch::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-pub use era::{MODERN_PROTOCOL_VERSIONS, decode_header_value, encode_header_value};
+pub use era::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    META_SERVER_INFO, MODERN_PROTOCOL_VERSIONS, decode_header_value, encode_header_value,
+    param_header_text,
+};
 pub use jsonrpc::{ProtocolError, RequestId, code};
 pub use mrtr::InputRequired;
 pub use prompt::{

@@ -9,21 +9,20 @@
 //! file pins the era ([`McpProtocol`]). This module is pure: the probe's verdict, the `_meta`
 //! and header builders, and the `x-mcp-header` rules of a tool's input schema.
 
-use picomcp::{ProtocolError, encode_header_value};
+use picomcp::{
+    META_CLIENT_CAPABILITIES as META_CAPABILITIES, META_CLIENT_INFO,
+    META_PROTOCOL_VERSION as META_VERSION, META_SERVER_INFO, ProtocolError, encode_header_value,
+    param_header_text,
+};
 use serde_json::{Map, Value, json};
 
 pub use crate::config::McpProtocol;
 
-/// The modern versions mm speaks, preferred first.
-pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+/// The modern versions mm speaks, preferred first: picomcp's, the wire types mm shares.
+pub const MODERN_VERSIONS: &[&str] = picomcp::MODERN_PROTOCOL_VERSIONS;
 
 /// `UnsupportedProtocolVersion` (its `data.supported` lists the server's versions).
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = picomcp::code::UNSUPPORTED_PROTOCOL_VERSION;
 
 /// Which era a connection speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -341,12 +340,10 @@ pub(crate) fn headers(
     if let ("tools/call", Some(arguments)) = (method, params.get("arguments")) {
         for header in param_headers {
             let value = header.path.iter().try_fold(arguments, |v, key| v.get(key));
-            let text = match value {
-                Some(Value::String(s)) => encode_header_value(s),
-                Some(Value::Bool(b)) => b.to_string(),
-                Some(Value::Number(n)) => n.to_string(),
-                _ => continue,
+            let Some(text) = value.and_then(param_header_text) else {
+                continue;
             };
+            let text = encode_header_value(&text);
             headers.push((format!("Mcp-Param-{}", header.name), text));
         }
     }
