@@ -686,6 +686,16 @@ fn a_call_of_a_skill_by_its_name_is_answered_with_how_to_read_it() {
     }
 }
 
+/// The text `--output-format stream-json` streamed (its `text_delta` events), joined.
+fn streamed(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "text_delta")
+        .filter_map(|e| e["text"].as_str().map(str::to_string))
+        .collect()
+}
+
 #[test]
 fn a_call_written_as_text_is_not_streamed_as_the_answer() {
     let case = Case::new(&agent_with_tools(TOOLS));
@@ -699,13 +709,7 @@ fn a_call_written_as_text_is_not_streamed_as_the_answer() {
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let streamed: String = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "text_delta")
-        .filter_map(|e| e["text"].as_str().map(str::to_string))
-        .collect();
-    assert_eq!(streamed, "Billing is running.", "{stdout}");
+    assert_eq!(streamed(&stdout), "Billing is running.", "{stdout}");
     assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
 }
 
@@ -728,13 +732,11 @@ fn a_call_in_a_tag_or_doubled_braces_runs_and_is_not_streamed() {
             .assert()
             .success();
         let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-        let streamed: String = stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|e| e["type"] == "text_delta")
-            .filter_map(|e| e["text"].as_str().map(str::to_string))
-            .collect();
-        assert_eq!(streamed, "Billing is running.", "{written}: {stdout}");
+        assert_eq!(
+            streamed(&stdout),
+            "Billing is running.",
+            "{written}: {stdout}"
+        );
         assert_eq!(case.calls(), vec![vec!["billing".to_string()]], "{written}");
     }
 }
