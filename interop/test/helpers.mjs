@@ -51,7 +51,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * Records every JSON-RPC message crossing `transport` (both directions), so a
  * failing test can show the exact exchange.
  */
-function recordTranscript(transport, transcript) {
+export function recordTranscript(transport, transcript) {
   const send = transport.send.bind(transport);
   transport.send = async (msg, opts) => {
     transcript.push({ dir: 'client->server', at: Date.now(), msg });
@@ -179,4 +179,14 @@ export async function connect(example, kind) {
 /** Concatenated text of a CallToolResult's text blocks. */
 export function textOf(result) {
   return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
+}
+
+/** Runs fn; on failure appends the recent JSON-RPC exchange (`ctx.dump()`) to the error. */
+export async function withTranscript(ctx, fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    e.message += `\n--- recent exchange (${ctx.kind}) ---\n${ctx.dump()}`;
+    throw e;
+  }
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { connect, textOf } from './helpers.mjs';
+import { connect, textOf, withTranscript } from './helpers.mjs';
 
 const TRANSPORTS = (process.env.MCP_INTEROP_TRANSPORTS ?? 'stdio,http').split(',');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -58,16 +58,6 @@ function useServer(example, kind) {
   before(async () => { Object.assign(ctx, await connect(example, kind)); });
   after(async () => { await ctx.close?.(); });
   return ctx;
-}
-
-/** Runs fn; on failure appends the recent JSON-RPC exchange to the error. */
-async function withTranscript(ctx, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    e.message += `\n--- recent exchange (${ctx.kind}) ---\n${ctx.dump()}`;
-    throw e;
-  }
 }
 
 function toolByName(tools, name) {

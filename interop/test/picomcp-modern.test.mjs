@@ -13,7 +13,9 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { EXAMPLES_DIR, REPO_ROOT, exampleBin, freePort, textOf } from './helpers.mjs';
+import {
+  EXAMPLES_DIR, REPO_ROOT, exampleBin, freePort, recordTranscript, textOf, withTranscript,
+} from './helpers.mjs';
 
 const MODERN = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -30,27 +32,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * transcript holds the whole exchange, server/discover included.
  */
 class InPlaceStdioTransport extends StdioClientTransport {}
-
-function record(transport, transcript) {
-  const send = transport.send.bind(transport);
-  transport.send = async (msg, opts) => {
-    transcript.push({ dir: 'client->server', at: Date.now(), msg });
-    if (TRACE) console.error('>>', JSON.stringify(msg));
-    return send(msg, opts);
-  };
-  let handler;
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => handler && ((m, extra) => handler(m, extra)),
-    set: (fn) => {
-      handler = fn && ((m, extra) => {
-        transcript.push({ dir: 'server->client', at: Date.now(), msg: m });
-        if (TRACE) console.error('<<', JSON.stringify(m));
-        return fn(m, extra);
-      });
-    },
-  });
-}
 
 async function listen(bin, args, env) {
   const port = await freePort();
@@ -116,7 +97,7 @@ async function connect2(example, kind, opts = {}) {
     };
     transport = new StreamableHTTPClientTransport(new URL(url), { fetch: loggingFetch });
   }
-  record(transport, transcript);
+  recordTranscript(transport, transcript);
   const mode = opts.mode === 'auto' ? 'auto' : { pin: MODERN };
   const client = new Client({ name: 'mm-interop-ts2', version: '0.0.0' }, {
     versionNegotiation: { mode },
@@ -157,15 +138,6 @@ function useServer(example, kind, opts) {
   before(async () => { Object.assign(ctx, await connect2(example, kind, opts)); });
   after(async () => { await ctx.close?.(); });
   return ctx;
-}
-
-async function withTranscript(ctx, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    e.message += `\n--- recent exchange (${ctx.kind}) ---\n${ctx.dump()}`;
-    throw e;
-  }
 }
 
 /** The era checks every connection must pass: no initialize, server/discover first, _meta on every request. */
