@@ -30,6 +30,12 @@
 //!    (`name`/`tool` + `arguments`/`parameters`/`args`/`input`, OpenAI's `{"function":{…}}`,
 //!    lists of them) to a known tool anywhere or to any tool as the whole reply, or a line that is
 //!    nothing but `NAME(…)` or `NAME: {…}` for a known tool.
+//!    [`Junk::CallDescribed`], only when no call succeeded in the turn: a tool or skill named
+//!    as something to use — a verb of use (use, call, utiliser, verwenden, usar, …) at most four
+//!    words before its name (`-` and `_` alike), written as a tool's (an identifier with `_` or
+//!    `-`, in backticks, or next to "function", "tool", "outil", …): "To close it, you can use
+//!    the `close_ticket` function". The user cannot call it; the model meant to. ("Use this
+//!    ticket number" does not name the tool `ticket`.)
 //! 4. [`Junk::CopiedMmMessage`]: one of mm's messages covers at least 80 % of an answer of 4
 //!    words or more, or the answer holds at least 95 % of the message and that is at least half
 //!    of the answer.
@@ -89,6 +95,9 @@ pub enum Junk {
     CopiedMmMessage,
     /// A tool call written as text instead of made.
     CallAsText,
+    /// A tool named as something to use ("you can use the `close_ticket` function") instead
+    /// of called.
+    CallDescribed,
     /// The tool list, or a tool's schema, written out.
     ToolList,
     /// "I can't help with that" after a call that worked.
@@ -105,6 +114,7 @@ impl Junk {
             Junk::CopiedToolOutput => "a copy of a tool's output",
             Junk::CopiedMmMessage => "a copy of mm's own message to the model",
             Junk::CallAsText => "a tool call written as text",
+            Junk::CallDescribed => "a tool named as something to use instead of called",
             Junk::ToolList => "the tool list written out",
             Junk::Refusal => "a refusal after a call that worked",
         }
@@ -119,6 +129,7 @@ impl Junk {
             Junk::CopiedToolOutput => "copied_tool_output",
             Junk::CopiedMmMessage => "copied_mm_message",
             Junk::CallAsText => "call_as_text",
+            Junk::CallDescribed => "call_described",
             Junk::ToolList => "tool_list",
             Junk::Refusal => "refusal",
         }
@@ -178,6 +189,9 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
         return Some(Junk::CallAsText);
     }
     let words = words(answer);
+    if !ctx.calls_succeeded && language::names_a_tool_to_use(answer, &words, ctx.names).is_some() {
+        return Some(Junk::CallDescribed);
+    }
     if ctx
         .mm_messages
         .iter()
@@ -199,6 +213,49 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
         return Some(Junk::Refusal);
     }
     ctx.truncated.then_some(Junk::Truncated)
+}
+
+/// Words an answer's beginning needs before it may be shown while the rest still streams.
+const SHOW_AFTER: usize = 12;
+
+/// Whether the beginning of a streamed answer may be shown before the answer is complete and
+/// judged: it has [`SHOW_AFTER`] words, is no junk so far (a refusal says so in its first
+/// sentence, a call or a tool list shows in its shape), and is not on its way to a copy — at
+/// most half of its words lie in runs of a tool's output or of mm's message, and less than
+/// 80 % of them are a prompt's words in order. A beginning that fails is held; the answer is
+/// judged whole when it ends, and shown only if it passes. (An answer that turns to junk after
+/// its first words were shown is still not the answer: the warning that follows says so.)
+pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
+    let words = words(start);
+    if words.len() < SHOW_AFTER {
+        return false;
+    }
+    let so_far = AnswerContext {
+        truncated: false,
+        ..*ctx
+    };
+    if judge(start, &so_far).is_some() {
+        return false;
+    }
+    let pasting = ctx
+        .tool_outputs
+        .iter()
+        .chain(ctx.mm_messages)
+        .any(|source| {
+            at_least(
+                covered(&words, &self::words(source)),
+                words.len(),
+                ANSWER_MADE_OF_SOURCE,
+            )
+        });
+    let echoing = ctx.prompts.iter().any(|p| {
+        at_least(
+            in_order(&words, &self::words(p)),
+            words.len(),
+            100 - PROMPT_CHANGE,
+        )
+    });
+    !pasting && !echoing
 }
 
 /// Characters that stay inside a word between two letters or digits.

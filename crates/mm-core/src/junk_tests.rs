@@ -363,6 +363,97 @@ fn refusals_count_only_after_a_call_that_worked() {
 }
 
 #[test]
+fn a_tool_named_as_something_to_use_is_junk_until_a_call_worked() {
+    let names: &[&str] = &[
+        "close_ticket",
+        "suivi_commande",
+        "vpn-from-home",
+        "forecast",
+        "ticket",
+    ];
+    let judge = |answer: &str, calls_succeeded: bool| {
+        judge(
+            answer,
+            &AnswerContext {
+                prompts: &["The VPN works again, you can close it."],
+                names,
+                calls_succeeded,
+                ..AnswerContext::default()
+            },
+        )
+    };
+    let mut wrong = Vec::new();
+    // Real replies: Qwen2.5-Coder 1.5B and 0.5B on the project's suite (the first three), and
+    // the same in the other languages.
+    for answer in [
+        "To close the VPN, you can use the `close_ticket` function with the ticket number as the argument.",
+        "To connect to the VPN from home, you can use the `vpn_from_home` function. You need to provide the `username`.",
+        "To find the order number 77104, you can use the `suivi_commande` function. This function will return the status.",
+        "You can call forecast() for that.",
+        "Use the forecast tool with the city Oslo.",
+        "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
+        "Puedes usar la herramienta `forecast` para eso.",
+        "Dafür kannst du das Werkzeug forecast verwenden, oder close_ticket aufrufen.",
+    ] {
+        if judge(answer, false) != Some(Junk::CallDescribed) {
+            wrong.push(format!("not a described call: {answer:?}"));
+        }
+    }
+    for answer in [
+        // A name that is a word, not written as a tool's.
+        "Please use ticket INC-40698 when you write to us.",
+        "Use the weather forecast of your airline before you fly.",
+        // A tool named, not as something to use.
+        "I closed it with close_ticket.",
+        "The `forecast` says rain in Oslo tomorrow.",
+        "Done: the ticket is closed.",
+    ] {
+        if let Some(junk) = judge(answer, false) {
+            wrong.push(format!("{junk:?}: {answer:?}"));
+        }
+    }
+    // After a call that worked, naming the tool is part of the story.
+    if let Some(junk) = judge(
+        "I used the `close_ticket` function: INC-40698 is closed.",
+        true,
+    ) {
+        wrong.push(format!("{junk:?} after a call that worked"));
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_streamed_answer_is_shown_once_it_cannot_be_junk() {
+    let prompts = ["What is the status of the billing service? Please tell me now."];
+    let outputs = [
+        "billing: running, version 2.3.1, up 4 days, error rate 0.02%, 3 replicas, region eu-west-1",
+    ];
+    let ctx = AnswerContext {
+        prompts: &prompts,
+        tool_outputs: &outputs,
+        calls_succeeded: true,
+        ..AnswerContext::default()
+    };
+    let answer = "Billing is running version 2.3.1 and has been up for four days without any trouble at all.";
+    // Its beginnings: too short to tell, then shown.
+    let shown: Vec<bool> = (1..=words(answer).len())
+        .map(|n| may_show(&words(answer)[..n].join(" "), &ctx))
+        .collect();
+    assert!(shown[..11].iter().all(|s| !s), "{shown:?}");
+    assert!(shown[11..].iter().all(|s| *s), "{shown:?}");
+    for held in [
+        // A refusal, however it goes on.
+        "I'm sorry, but I can't assist with that request about the billing service or anything else.",
+        // The prompt coming back.
+        "What is the status of the billing service? Please tell me now, I said, and",
+        // The output pasted.
+        "billing: running, version 2.3.1, up 4 days, error rate 0.02%, 3 replicas, region",
+    ] {
+        assert!(!may_show(held, &ctx), "{held:?}");
+    }
+}
+
+#[test]
 fn empty_answers_and_the_order_of_the_classes() {
     let status = Seen::ask(&["What is the status of the billing service?"]).after(&[STATUS]);
     table!(

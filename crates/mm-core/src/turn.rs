@@ -18,6 +18,10 @@
 //!   constrained mode the schema without `{"answer"}`). Told in text what was wrong, Qwen2.5-
 //!   Coder-0.5B sent the same invalid call again; once the repaired call is valid, the invalid
 //!   round is no longer sent (its error text was copied as the answer).
+//! - **A call described is asked for.** A reply that names a tool as something to use instead
+//!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before
+//!   any call worked gets the same one request for a call held to the schemas (seen on
+//!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function).
 //! - **A repeat is not run again.** A call that repeats one the previous round ran successfully
 //!   (same tool, same valid arguments, whatever unknown parameters it adds) is not run and not
 //!   answered as invalid: the next request is the answer step. A repeat with another call
@@ -44,12 +48,16 @@ use crate::args::ValidArgs;
 use crate::config::Limits;
 use crate::events::{Event, EventSink, ToolCallRecord};
 use crate::hooks::Hooks;
-use crate::junk::{self, AnswerContext, Junk};
+use crate::junk::{self, Junk};
 use crate::pipeline::{CallPipeline, CallResult, CallState, Consent};
 use crate::provider::{
     ChatRequest, ChatResponse, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
 use crate::registry::Registry;
+
+mod hold;
+
+use hold::{Hold, Judging};
 
 /// The tool whose result is never followed by the answer step: a skill tells the model what to
 /// call next.
@@ -248,15 +256,25 @@ pub async fn run_turn(
             answer_only: matches!(ask, Ask::Answer | Ask::FreshAnswer),
             call_only: ask == Ask::Call,
         };
-        let reply = match ask_model(provider, &request, &strict, opts).await {
+        let judging = judging(messages, &seen, &names);
+        let mut hold = Hold::new(&judging);
+        let reply = match ask_model(provider, &request, &strict, opts, &mut hold).await {
             Ok(reply) => reply,
             Err(ProviderError::Cancelled) => return Ok(cancelled(result)),
             Err(e) => return Err(e),
+        };
+        let held = hold.rest();
+        let show_held = |events: &crate::events::EventSink| {
+            if !held.is_empty() {
+                events(&Event::TextDelta { text: held.clone() });
+            }
         };
         add_usage(&mut result.usage, &reply);
         let truncated = warn_about(&reply, max_tokens, ask, opts);
 
         if !reply.tool_calls.is_empty() && matches!(ask, Ask::Any | Ask::Call) {
+            // Words before a call: shown as they were before the hold.
+            show_held(&opts.events);
             let (fresh, round_key) = match to_run(&reply, &seen, registry, opts) {
                 Ok(round) => round,
                 Err(next) => {
@@ -293,10 +311,26 @@ pub async fn run_turn(
         }
 
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
-        let junk = judge_reply(&reply, messages, &seen, &names, truncated);
+        let junk = judge_reply(&reply, &judging, truncated);
         let Some(junk) = junk else {
+            show_held(&opts.events);
             return Ok(answered(result, reply.content, messages, opts));
         };
+        // Junk still held is never shown.
+        if junk == Junk::CallDescribed && ask == Ask::Any && !seen.repaired() {
+            // "You can use the `close_ticket` function": the model meant to call. It is asked
+            // once for a call held to the tools' schemas, as after an invalid round.
+            let start_of_nothing = messages.len();
+            seen.repaired_round = Some(start_of_nothing..start_of_nothing);
+            (opts.events)(&Event::Warning {
+                message: format!(
+                    "the model's reply was not an answer ({}); asking it for the call",
+                    junk.describe()
+                ),
+            });
+            ask = Ask::Call;
+            continue;
+        }
         if seen.retries < 1 && result.turns < opts.limits.max_turns {
             seen.retries += 1;
             (opts.events)(&Event::Warning {
@@ -506,50 +540,51 @@ impl Round<'_, '_> {
     }
 }
 
-/// Whether a text reply is junk (a call in an answer step always is), judged against what this
-/// turn put in front of the model.
-fn judge_reply(
-    reply: &ChatResponse,
-    messages: &[Message],
-    seen: &Seen,
-    names: &[String],
-    truncated: bool,
-) -> Option<Junk> {
+/// What this turn put in front of the model, for judging its replies.
+fn judging(messages: &[Message], seen: &Seen, names: &[String]) -> Judging {
+    let mut mm_messages = seen.mm_messages.clone();
+    mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
+    Judging {
+        prompts: user_texts(messages)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        outputs: seen
+            .ran
+            .iter()
+            .filter(|r| r.ok)
+            .map(|r| r.output.clone())
+            .collect(),
+        mm_messages,
+        names: names.to_vec(),
+        calls_succeeded: seen.ran.iter().any(|r| r.ok),
+    }
+}
+
+/// Whether a text reply is junk (a call in an answer step always is).
+fn judge_reply(reply: &ChatResponse, judging: &Judging, truncated: bool) -> Option<Junk> {
     if !reply.tool_calls.is_empty() {
         return Some(Junk::CallAsText);
     }
-    let prompts = user_texts(messages);
-    let outputs: Vec<&str> = seen
-        .ran
-        .iter()
-        .filter(|r| r.ok)
-        .map(|r| r.output.as_str())
-        .collect();
-    let mut mm_messages: Vec<&str> = seen.mm_messages.iter().map(String::as_str).collect();
-    mm_messages.extend(crate::provider::ANSWER_REQUESTS);
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let context = AnswerContext {
-        prompts: &prompts,
-        tool_outputs: &outputs,
-        mm_messages: &mm_messages,
-        names: &name_refs,
-        truncated,
-        calls_succeeded: seen.ran.iter().any(|r| r.ok),
-    };
-    junk::judge(&reply.content, &context)
+    judging.with(truncated, |ctx| junk::judge(&reply.content, ctx))
 }
 
-/// Sends one request, turning stream pieces into events.
+/// Sends one request, turning stream pieces into events; the reply's text goes through `hold`
+/// (what it still holds at the end is the caller's to show or not).
 async fn ask_model(
     provider: &Provider,
     request: &ChatRequest<'_>,
     strict: &[Value],
     opts: &TurnOptions,
+    hold: &mut Hold<'_>,
 ) -> Result<ChatResponse, ProviderError> {
     let events = opts.events.clone();
-    let mut on_delta = move |delta: StreamDelta| {
+    let mut on_delta = |delta: StreamDelta| {
         let event = match delta {
-            StreamDelta::Text(text) => Event::TextDelta { text },
+            StreamDelta::Text(text) => match hold.push(text) {
+                Some(text) => Event::TextDelta { text },
+                None => return,
+            },
             StreamDelta::Reasoning(text) => Event::ReasoningDelta { text },
             StreamDelta::Retry {
                 attempt,

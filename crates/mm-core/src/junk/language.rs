@@ -1,6 +1,6 @@
 //! The little [`judge`](super::judge) needs to know about English, French, German and Spanish:
-//! which prompts offer their own answer (so that a few of their words may be one), and what a
-//! refusal says.
+//! which prompts offer their own answer (so that a few of their words may be one), what a
+//! refusal says, and how a tool is named as something to use.
 
 use std::sync::LazyLock;
 
@@ -280,6 +280,93 @@ fn first_sentences(text: &str) -> &str {
     } else {
         &text[..first]
     }
+}
+
+/// Verbs of using a tool (after lower-casing), in the forms small models write: "you can use
+/// the `close_ticket` function", "puedes usar la herramienta `forecast`".
+const USE_VERBS: &[&str] = &[
+    // English
+    "use",
+    "using",
+    "call",
+    "calling",
+    "invoke",
+    "run", // French
+    "utiliser",
+    "utilisez",
+    "utilise",
+    "utilisant",
+    "appeler",
+    "appelez",
+    "appelle", // German
+    "verwenden",
+    "verwende",
+    "verwendest",
+    "benutzen",
+    "benutze",
+    "nutzen",
+    "nutze",
+    "aufrufen",
+    // Spanish
+    "usar",
+    "usa",
+    "usando",
+    "utilizar",
+    "utiliza",
+    "utilizando",
+    "llamar",
+    "llama",
+];
+
+/// Words that say a name is a tool's: "the `forecast` function", "l'outil forecast".
+const TOOL_WORDS: &[&str] = &[
+    "function",
+    "tool",
+    "command",
+    "fonction",
+    "outil",
+    "l'outil",
+    "commande",
+    "funktion",
+    "werkzeug",
+    "befehl",
+    "función",
+    "funcion",
+    "herramienta",
+    "comando",
+];
+
+/// How many words may stand between the verb and the tool's name ("use the `X`").
+const USE_REACH: usize = 4;
+
+/// The tool or skill `words` (an answer's, see [`words`]) name as something to use: a verb of
+/// [`USE_VERBS`] at most [`USE_REACH`] words before a name of `names` (`-` and `_` alike)
+/// written as a tool's — an identifier (`close_ticket`, `vpn-from-home`), in backticks, before `(`, or
+/// next to a word of [`TOOL_WORDS`] — so that "use this ticket number" is not a call of
+/// `ticket`.
+pub(crate) fn names_a_tool_to_use<'n>(
+    answer: &str,
+    words: &[String],
+    names: &[&'n str],
+) -> Option<&'n str> {
+    let fold = |c: char| match c {
+        '-' => '_',
+        c => c.to_ascii_lowercase(),
+    };
+    let same = |word: &str, name: &str| word.chars().map(fold).eq(name.chars().map(fold));
+    let lower: String = answer.chars().map(fold).collect();
+    words.iter().enumerate().find_map(|(i, word)| {
+        let name = names.iter().find(|n| !n.is_empty() && same(word, n))?;
+        let folded: String = name.chars().map(fold).collect();
+        let tool_word = |at: Option<&String>| at.is_some_and(|w| TOOL_WORDS.contains(&w.as_str()));
+        let as_a_tool = folded.contains('_')
+            || lower.contains(&format!("`{folded}`"))
+            || lower.contains(&format!("{folded}("))
+            || tool_word(words.get(i + 1))
+            || tool_word(i.checked_sub(1).and_then(|j| words.get(j)));
+        let before = &words[i.saturating_sub(USE_REACH + 1)..i];
+        (as_a_tool && before.iter().any(|w| USE_VERBS.contains(&w.as_str()))).then_some(*name)
+    })
 }
 
 #[cfg(test)]

@@ -696,6 +696,62 @@ fn streamed(stdout: &str) -> String {
         .collect()
 }
 
+const LONG_ANSWER: &str = "Billing is running, version 2.3.1, and it has been up for four days \
+    without trouble; its error rate is 0.02 %, well under the limit of the service, and all three \
+    replicas answer.";
+
+/// Junk is not streamed either: a refusal after a call that worked, and a copy of the prompt,
+/// are held until judged and never reach the screen; the real answer streams.
+#[test]
+fn junk_is_not_streamed_before_it_is_judged() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text(
+            "I'm sorry, but I can't assist with that request about the billing service today.",
+        ),
+        Reply::text("What is the status of the billing service? Please tell me now."),
+        Reply::text(
+            "Billing is running, version 2.3.1, and it has been up for four days without trouble.",
+        ),
+    ]);
+    let out = case
+        .mm(&server)
+        .args([
+            "-p",
+            "What is the status of the billing service? Please tell me now.",
+            "--output-format",
+            "stream-json",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    // Two junk replies: the answer step, then the fresh one; the third is not asked for. The
+    // fallback's stand-in is the tool output.
+    assert_eq!(server.requests().len(), 3, "{stdout}");
+    assert_eq!(streamed(&stdout), "", "{stdout}");
+
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("I'm sorry, but I can't assist with that."),
+        Reply::text(LONG_ANSWER),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Is billing up?", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(streamed(&stdout), LONG_ANSWER, "{stdout}");
+    // It streamed in pieces once it could no longer be junk, not in one piece at the end.
+    let deltas = stdout
+        .lines()
+        .filter(|l| l.contains(r#""type":"text_delta""#))
+        .count();
+    assert!(deltas > 1, "{stdout}");
+}
+
 #[test]
 fn a_call_written_as_text_is_not_streamed_as_the_answer() {
     let case = Case::new(&agent_with_tools(TOOLS));
@@ -824,6 +880,56 @@ fn an_invalid_call_gets_one_repair_step_held_to_the_schemas() {
     let results = tool_messages(answer);
     assert_eq!(results.len(), 1, "{answer}");
     assert!(!results[0].contains("invalid"), "{results:?}");
+}
+
+/// Real shape (Qwen2.5-Coder-1.5B on the project's suite): instead of calling, the model says
+/// which tool to use ("you can use the `close_ticket` function"). That is never the answer: mm
+/// asks once for a call held to the tools' schemas, runs it, and the model answers from it.
+#[test]
+fn a_tool_named_as_something_to_use_gets_the_call_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text(
+            "To check it, you can use the `status` function with the service name as the argument.",
+        ),
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Is billing up?"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a tool named as something to use instead of called"),
+        "{stderr}"
+    );
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let call_step = &requests[1];
+    let grammar = call_step["grammar"].as_str().expect("a grammar of calls");
+    assert!(!grammar.contains("answer"), "{grammar}");
+    // The described call is not sent back: the same conversation as the first request.
+    assert_eq!(call_step["messages"], requests[0]["messages"]);
+}
+
+/// Named as a tool after a call worked, the name is part of the answer: nothing more is asked.
+#[test]
+fn a_tool_named_after_a_call_that_worked_is_an_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("I used the `status` function: billing is running."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "Is billing up?"])
+        .assert()
+        .success()
+        .stdout("I used the `status` function: billing is running.\n");
+    assert_eq!(server.requests().len(), 2);
 }
 
 /// The repair step is asked for once a turn: a repair that is invalid too (a server that

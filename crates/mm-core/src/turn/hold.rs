@@ -1,0 +1,81 @@
+//! What a turn's answers are judged against, and the hold that keeps a streamed answer off the
+//! screen until it cannot be junk: a refusal, a copy of the prompt or of a tool's output is
+//! judged when complete ([`crate::junk::judge`]), but its first words would already be shown.
+
+use crate::junk::{self, AnswerContext};
+
+/// What the model saw in this turn, owned (the stream's callback outlives no borrow of the
+/// conversation).
+#[derive(Debug, Default)]
+pub(super) struct Judging {
+    pub prompts: Vec<String>,
+    pub outputs: Vec<String>,
+    pub mm_messages: Vec<String>,
+    pub names: Vec<String>,
+    pub calls_succeeded: bool,
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+impl Judging {
+    /// Calls `f` with the [`AnswerContext`] of these texts.
+    pub fn with<R>(&self, truncated: bool, f: impl FnOnce(&AnswerContext<'_>) -> R) -> R {
+        let prompts = strs(&self.prompts);
+        let outputs = strs(&self.outputs);
+        let mm_messages = strs(&self.mm_messages);
+        let names = strs(&self.names);
+        f(&AnswerContext {
+            prompts: &prompts,
+            tool_outputs: &outputs,
+            mm_messages: &mm_messages,
+            names: &names,
+            truncated,
+            calls_succeeded: self.calls_succeeded,
+        })
+    }
+}
+
+/// Past this many bytes an answer still held is judged only when complete (each look at it
+/// reads it whole).
+const LOOK_UNTIL: usize = 4096;
+
+/// The text of one streamed reply: held until [`junk::may_show`] lets it through, then passed
+/// on as it comes.
+pub(super) struct Hold<'j> {
+    judging: &'j Judging,
+    held: String,
+    showing: bool,
+}
+
+impl<'j> Hold<'j> {
+    pub fn new(judging: &'j Judging) -> Self {
+        Self {
+            judging,
+            held: String::new(),
+            showing: false,
+        }
+    }
+
+    /// What of `text` (the next piece) may be shown now: nothing while held, then everything
+    /// held so far at once, then each piece as it comes.
+    pub fn push(&mut self, text: String) -> Option<String> {
+        if self.showing {
+            return Some(text);
+        }
+        self.held.push_str(&text);
+        if self.held.len() > LOOK_UNTIL {
+            return None;
+        }
+        self.showing = self
+            .judging
+            .with(false, |ctx| junk::may_show(&self.held, ctx));
+        self.showing.then(|| std::mem::take(&mut self.held))
+    }
+
+    /// The text still held once the reply is complete (shown if it is no junk, else never).
+    pub fn rest(self) -> String {
+        self.held
+    }
+}
