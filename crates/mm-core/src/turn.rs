@@ -31,7 +31,9 @@
 //!   or the tool list written as text, a refusal after a call that worked) is not shown as the
 //!   answer: mm asks once more — the answer step, or after an answer step, the question and the
 //!   results in one fresh message without tools — then shows the output of the last call under
-//!   a one-line notice (or, with no call, says there is no answer).
+//!   a one-line notice (or, with no call, says there is no answer). While it streams, an
+//!   answer is held until its beginning cannot be junk ([`hold`]), so junk never reaches the
+//!   screen either.
 //! - **Earlier turns are sent as a dialogue.** The calls and results of earlier turns are not
 //!   sent again, only their questions and answers: a small model that sees an earlier tool
 //!   result answers a new question from it instead of calling (seen in interactive mode). The
