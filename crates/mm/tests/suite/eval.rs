@@ -506,9 +506,10 @@ fn every_failure_class_and_a_history_case() {
     );
     // The judged turn went on with the earlier one's conversation (`--resume`).
     let has = |request: &Value, content: &str| {
-        request["messages"]
-            .as_array()
-            .is_some_and(|m| m.iter().any(|m| m["content"] == content))
+        request["messages"].as_array().is_some_and(|m| {
+            m.iter()
+                .any(|m| m["content"].as_str().is_some_and(|c| c.contains(content)))
+        })
     };
     let requests = server.requests();
     let judged = requests

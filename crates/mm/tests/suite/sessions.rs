@@ -127,15 +127,17 @@ fn print_mode_writes_a_session_and_continue_goes_on_with_it() {
         "You asked about hi.\n"
     );
     let requests = server.requests();
-    // The earlier turn is sent as a dialogue: its question and answer, not its call and result
-    // (the session file keeps them; docs/sessions.md).
+    // The earlier turn is folded into the new message: its question and answer, not its call
+    // and result (the session file keeps them; docs/sessions.md).
     assert_eq!(
         conversation(&requests[2]),
         pairs(&[
             ("system", "Test agent."),
-            ("user", "say hi"),
-            ("assistant", "It said hi."),
-            ("user", "what did it say?"),
+            (
+                "user",
+                "Earlier in this conversation:\nMe: say hi\nYou: It said hi.\n\n\
+                 My message now: what did it say?"
+            ),
         ])
     );
     // The same file, appended to.
@@ -327,9 +329,11 @@ fn interactive_resume_shows_where_the_conversation_was() {
         conversation(&requests[1]),
         pairs(&[
             ("system", "Test agent."),
-            ("user", "what is the answer?"),
-            ("assistant", "The answer is 42."),
-            ("user", "sure?"),
+            (
+                "user",
+                "Earlier in this conversation:\nMe: what is the answer?\nYou: The answer is 42.\n\n\
+                 My message now: sure?"
+            ),
         ])
     );
 }
