@@ -315,7 +315,10 @@ pub async fn run_turn(
         }
 
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
-        let junk = judge_reply(&reply, &judging, truncated);
+        let junk = judge_reply(&reply, &judging, truncated)
+            // Asked for the call once already: words naming a tool are then its answer (a
+            // question no tool answers got "use the forecast function", then no call).
+            .filter(|j| !(*j == Junk::CallDescribed && seen.repaired()));
         let Some(junk) = junk else {
             show_held(&opts.events);
             return Ok(answered(result, reply.content, messages, opts));

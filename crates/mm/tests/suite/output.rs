@@ -919,6 +919,25 @@ fn a_tool_named_as_something_to_use_gets_the_call_step() {
     assert_eq!(call_step["messages"], requests[0]["messages"]);
 }
 
+/// Asked for the call once, a model that names the tool again without calling has answered in
+/// words: that is the answer (not "no answer").
+#[test]
+fn a_tool_named_again_after_the_call_step_is_the_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let described =
+        "New York is 6 hours behind Paris; you can use the `status` function for services.";
+    let server = ScriptedServer::start(vec![Reply::text(described), Reply::text(described)]);
+    case.mm(&server)
+        .args(["-p", "How many hours behind Paris is New York?"])
+        .assert()
+        .success()
+        .stdout(format!("{described}\n"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1]["grammar"].is_string(), "the call step");
+    assert!(case.calls().is_empty());
+}
+
 /// Named as a tool after a call worked, the name is part of the answer: nothing more is asked.
 #[test]
 fn a_tool_named_after_a_call_that_worked_is_an_answer() {
