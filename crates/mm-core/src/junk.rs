@@ -53,7 +53,12 @@
 //! 7. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
 //!    whose first sentence (the first two when the first apologises) says that the
 //!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
-//! 8. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
+//! 8. [`Junk::Promise`]: an answer of at most 40 words whose every sentence offers help ("Sure,
+//!    I can help you with that."), says what the model is about to do ("To get the status of
+//!    INC-40698, I need to look up the ticket.", "Let me check.", "I'll think about it."), or
+//!    asks the user's question back (70 % of its words the prompt's, in order, and half the
+//!    prompt) (English, French, German, Spanish). [`promises_a_call`] tells a promised look-up or action from promised words.
+//! 9. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
 //!
 //! ```
 //! use mm_core::junk::{AnswerContext, Junk, judge};
@@ -98,6 +103,9 @@ pub enum Junk {
     /// A tool named as something to use ("you can use the `close_ticket` function") instead
     /// of called.
     CallDescribed,
+    /// Only an offer of help or a promise of what the model will do ("I need to look up the
+    /// ticket.", "Sure, I can help you with that.") instead of doing it.
+    Promise,
     /// The tool list, or a tool's schema, written out.
     ToolList,
     /// "I can't help with that" after a call that worked.
@@ -115,6 +123,7 @@ impl Junk {
             Junk::CopiedMmMessage => "a copy of mm's own message to the model",
             Junk::CallAsText => "a tool call written as text",
             Junk::CallDescribed => "a tool named as something to use instead of called",
+            Junk::Promise => "a promise to act instead of an answer",
             Junk::ToolList => "the tool list written out",
             Junk::Refusal => "a refusal after a call that worked",
         }
@@ -130,6 +139,7 @@ impl Junk {
             Junk::CopiedMmMessage => "copied_mm_message",
             Junk::CallAsText => "call_as_text",
             Junk::CallDescribed => "call_described",
+            Junk::Promise => "promise",
             Junk::ToolList => "tool_list",
             Junk::Refusal => "refusal",
         }
@@ -212,7 +222,17 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     if ctx.calls_succeeded && language::refusal(answer) {
         return Some(Junk::Refusal);
     }
+    if language::promise(answer, ctx.prompts).is_some() {
+        return Some(Junk::Promise);
+    }
     ctx.truncated.then_some(Junk::Truncated)
+}
+
+/// The answer (judged [`Junk::Promise`]) announces a look-up or an action — "I need to look up
+/// the ticket.", "Sure, I can help you with that. What's the forecast for Oslo?" — rather than
+/// words ("I'll think about it."): the model meant to call.
+pub fn promises_a_call(answer: &str, ctx: &AnswerContext<'_>) -> bool {
+    language::promise(answer, ctx.prompts) == Some(language::Promised::Call)
 }
 
 /// Words an answer's beginning needs before it may be shown while the rest still streams.
@@ -222,7 +242,8 @@ const SHOW_AFTER: usize = 12;
 /// judged: it has [`SHOW_AFTER`] words, is no junk so far (a refusal says so in its first
 /// sentence, a call or a tool list shows in its shape), and is not on its way to a copy — at
 /// most half of its words lie in runs of a tool's output or of mm's message, and less than
-/// 80 % of them are a prompt's words in order. A beginning that fails is held; the answer is
+/// 80 % of them are a prompt's words in order, and it may not still become a promise ("Sure, I
+/// can help you with that. I need to …"). A beginning that fails is held; the answer is
 /// judged whole when it ends, and shown only if it passes. (An answer that turns to junk after
 /// its first words were shown is still not the answer: the warning that follows says so.)
 pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
@@ -255,7 +276,7 @@ pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
             100 - PROMPT_CHANGE,
         )
     });
-    !pasting && !echoing
+    !pasting && !echoing && !language::may_become_promise(start)
 }
 
 /// Characters that stay inside a word between two letters or digits.

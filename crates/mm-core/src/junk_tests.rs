@@ -481,3 +481,146 @@ fn words_are_lower_cased_and_keep_versions_and_ids_whole() {
     );
     assert_eq!(Junk::CopiedPrompt.describe(), "a copy of the prompt");
 }
+
+#[test]
+fn a_promise_to_act_is_junk_and_says_what_was_promised() {
+    let judged = |answer: &str, prompt: &str| {
+        let prompts = [prompt];
+        let ctx = AnswerContext {
+            prompts: &prompts,
+            names: NAMES,
+            ..AnswerContext::default()
+        };
+        (judge(answer, &ctx), promises_a_call(answer, &ctx))
+    };
+    let mut wrong = Vec::new();
+    // Real replies of Qwen2.5-Coder 1.5B and 0.5B on the project's suite and the seed suite
+    // (the first seven), then the same in the other languages: a look-up or an action promised.
+    for (answer, prompt) in [
+        (
+            "To get the status of INC-40698, I need to look up the ticket.",
+            "What's the status of INC-40698?",
+        ),
+        (
+            "To check the status of INC-40698, I'll need to look up the ticket first.",
+            "What's the status of INC-40698?",
+        ),
+        (
+            "Sure, I can help you with that. What's the weather forecast for Oslo over the next 3 days?",
+            "What's the weather going to be like in Oslo over the next 3 days?",
+        ),
+        (
+            "Sure, I can help you with that. What's the weather forecast for Berlin for the next 3 days?",
+            "What's the weather going to be like in Berlin over the next 3 days?",
+        ),
+        (
+            "I will report the status of the billing service.",
+            "What is the status of the billing service?",
+        ),
+        ("Let me check.", "Is LH2034 on time today?"),
+        (
+            "Sure! Let me look up the ticket for you.",
+            "What's the status of INC-40698?",
+        ),
+        (
+            "Pour connaître l'état du ticket, je vais vérifier.",
+            "Quel est l'état du ticket INC-40698 ?",
+        ),
+        (
+            "Um den Status zu sehen, muss ich erst nachsehen.",
+            "Wie ist der Status von INC-40698?",
+        ),
+        (
+            "Ich werde das Ticket prüfen.",
+            "Wie ist der Status von INC-40698?",
+        ),
+        (
+            "Claro. Voy a buscar el estado del paquete.",
+            "¿Dónde está mi paquete PR-7720-3391?",
+        ),
+    ] {
+        if judged(answer, prompt) != (Some(Junk::Promise), true) {
+            wrong.push(format!("not a promised call: {answer:?}"));
+        }
+    }
+    // Promised words, or help offered and nothing else: junk, answered in words.
+    for (answer, prompt) in [
+        ("I'll think about it.", "Write a haiku about the sea."),
+        (
+            "I'll answer your question in words.",
+            "Write a haiku about the sea.",
+        ),
+        (
+            "I need to write a haiku about the sea.",
+            "Write a haiku about the sea.",
+        ),
+        (
+            "Certainly! I can help you with the chickpea curry recipe for 2 people.",
+            "Make the chickpea curry for 2 people.",
+        ),
+        ("Bien sûr, je peux vous aider.", "Peux-tu m'aider ?"),
+    ] {
+        if judged(answer, prompt) != (Some(Junk::Promise), false) {
+            wrong.push(format!("not promised words: {answer:?}"));
+        }
+    }
+    // Answers, closings and questions of its own: not promises.
+    for (answer, prompt) in [
+        (
+            "Sure! The billing service is running, version 2.3.1.",
+            "What is the status of the billing service?",
+        ),
+        (
+            "Let me know if you need anything else.",
+            "Thanks, that was all.",
+        ),
+        ("I'll remember that.", "My name is Ann."),
+        (
+            "I need more details: which service do you mean?",
+            "Restart it.",
+        ),
+        (
+            "Which ticket do you mean, INC-40698 or INC-40721?",
+            "Close the ticket.",
+        ),
+        (
+            "I will be happy to help with anything else.",
+            "Thanks, that was all.",
+        ),
+        (
+            "To convert 98.6 °F to Celsius, I use (F - 32) × 5/9: it is 37 °C.",
+            "What is 98.6 °F in Celsius?",
+        ),
+        (
+            "I'll need to check, but the billing service was running at 9:00 with version 2.3.1, so it should still be up; the error rate was 0.02% then and nothing since has changed it, as far as the logs we have show — the deploy of 1.4.2 went to the beta channel only.",
+            "Is billing up?",
+        ),
+    ] {
+        if let Some(junk) = judged(answer, prompt).0 {
+            wrong.push(format!("{junk:?}: {answer:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_streamed_promise_is_held_until_it_is_something_else() {
+    let prompts = ["What's the status of INC-40698? I need it for the meeting today."];
+    let ctx = AnswerContext {
+        prompts: &prompts,
+        names: NAMES,
+        ..AnswerContext::default()
+    };
+    let show = |start: &str| may_show(start, &ctx);
+    // Twelve words and more, and still only a promise: held.
+    assert!(!show(
+        "Sure, I can help you with that. To get the status of INC-40698, I need to look"
+    ));
+    assert!(!show(
+        "Sure, I can help you with that. To get the status of INC-40698"
+    ));
+    // Then a sentence that is neither: shown.
+    assert!(show(
+        "Sure, I can help you with that. INC-40698 was opened on Monday and is still waiting for the network team"
+    ));
+}

@@ -21,7 +21,11 @@
 //! - **A call described is asked for.** A reply that names a tool as something to use instead
 //!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before
 //!   any call worked gets the same one request for a call held to the schemas (seen on
-//!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function).
+//!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function). So does a look-up promised
+//!   and not made ("To get the status of INC-40698, I need to look up the ticket.", "Sure, I
+//!   can help you with that. What's the forecast for Oslo …?": [`Junk::Promise`],
+//!   [`crate::junk::promises_a_call`]); promised words ("I'll think about it.") get the answer
+//!   step like other junk.
 //! - **A repeat is not run again.** A call that repeats one the previous round ran successfully
 //!   (same tool, same valid arguments, whatever unknown parameters it adds) is not run and not
 //!   answered as invalid: the next request is the answer step. A repeat with another call
@@ -324,9 +328,14 @@ pub async fn run_turn(
             return Ok(answered(result, reply.content, messages, opts));
         };
         // Junk still held is never shown.
-        if junk == Junk::CallDescribed && ask == Ask::Any && !seen.repaired() {
-            // "You can use the `close_ticket` function": the model meant to call. It is asked
-            // once for a call held to the tools' schemas, as after an invalid round.
+        let meant_to_call = junk == Junk::CallDescribed
+            || (junk == Junk::Promise
+                && !judging.calls_succeeded
+                && judging.with(false, |ctx| junk::promises_a_call(&reply.content, ctx)));
+        if meant_to_call && ask == Ask::Any && !seen.repaired() && !specs.is_empty() {
+            // "You can use the `close_ticket` function", "I need to look up the ticket": the
+            // model meant to call. It is asked once for a call held to the tools' schemas, as
+            // after an invalid round.
             let start_of_nothing = messages.len();
             seen.repaired_round = Some(start_of_nothing..start_of_nothing);
             (opts.events)(&Event::Warning {

@@ -369,12 +369,363 @@ pub(crate) fn names_a_tool_to_use<'n>(
     })
 }
 
+/// Sentences that only offer help ("Sure, I can help you with that."), matched whole on the
+/// lower-cased sentence with straight apostrophes and single spaces, its end punctuation
+/// removed. They carry no answer; what follows them decides.
+const OFFERS: &[&str] = &[
+    r"^(?:(?:sure|of course|certainly|absolutely|okay|ok|yes|great|alright|all right)[,!.]?)?(?: ?(?:i|we) (?:can|could|will|'ll|would be (?:happy|glad) to|'d be (?:happy|glad) to|am (?:happy|glad) to|'m (?:happy|glad) to) (?:help|assist|do that|do this|do it)(?: you)?(?: with (?:that|this|it|your request|the [^,]{1,40}))?)?$",
+    r"^(?:(?:bien sûr|certainement|d'accord|oui)[,!.]?)?(?: ?je (?:peux|vais|serais ravie? de) (?:vous |t')?(?:aider|le faire)(?: avec (?:ça|cela))?)?$",
+    r"^(?:(?:natürlich|gerne|gern|klar|sicher)[,!.]?)?(?: ?(?:ich kann|kann ich|ich helfe|helfe ich)(?: ihnen| dir)?(?: dabei| damit| gerne| gern)* ?(?:helfen)?)?$",
+    r"^(?:(?:claro|por supuesto|desde luego|sí)[,!.]?)?(?: ?(?:puedo|te puedo|le puedo) (?:ayudarte|ayudarle|ayudar)(?: con (?:eso|esto))?)?$",
+];
+
+/// A sentence that only says what the model is about to do: "I need to look up the ticket.",
+/// "To get the status of INC-40698, I need to look up the ticket.", "Let me check.", "I'll
+/// think about it." (lower-cased, as [`OFFERS`]). The named group `verb` is the first word of
+/// what it means to do.
+const PROMISES: &[&str] = &[
+    r"^(?:(?:to|in order to) [^,]{1,80}, )?(?:first,? )?(?:(?:i|we)(?: first)?(?:'ll| will| shall| need to| have to| must|'d need to| would need to| am going to|'m going to| are going to|'re going to)(?: first| now| need to| have to)?|let me(?: first| now)?|let's) (?:do my best to |try to |quickly )?(?P<verb>[a-z]+)\b",
+    r"^(?:pour [^,]{1,80}, )?(?:je vais|je dois|il me faut|laissez-moi|laisse-moi|permettez-moi de|permets-moi de) (?:d'abord )?(?P<verb>[a-zéèêàâîôûç]+)\b",
+    // German puts the verb last: "Ich werde das Ticket prüfen.", "Dafür muss ich erst nachsehen."
+    r"^(?:um [^,]{1,80}, |dafür |dazu |zuerst |erst )?(?:ich werde|ich muss|muss ich|werde ich|lass mich|lassen sie mich|ich sehe|ich schaue)\b(?:.* )?(?P<verb>[a-zäöüß]+)$",
+    r"^(?:para [^,]{1,80}, )?(?:voy a|tengo que|necesito|déjame|permíteme|primero voy a) (?:primero )?(?P<verb>[a-záéíóúñ]+)\b",
+];
+
+/// Verbs of a promise to look something up or act (the first word after "I need to", "let
+/// me", "je vais", "ich werde", "voy a", …): the call the model meant to make.
+const ACTING: &[&str] = &[
+    // English
+    "look",
+    "check",
+    "find",
+    "fetch",
+    "get",
+    "retrieve",
+    "search",
+    "query",
+    "consult",
+    "verify",
+    "see",
+    "use",
+    "call",
+    "run",
+    "open",
+    "create",
+    "book",
+    "reserve",
+    "set",
+    "cancel",
+    "close",
+    "restart",
+    "convert",
+    "calculate",
+    "compute",
+    "report",
+    "send",
+    "schedule",
+    "update",
+    "add",
+    "pull",
+    "access",
+    "contact", // French
+    "vérifier",
+    "chercher",
+    "rechercher",
+    "consulter",
+    "regarder",
+    "trouver",
+    "obtenir",
+    "ouvrir",
+    "réserver",
+    "annuler",
+    "convertir",
+    "calculer",
+    "utiliser",
+    "appeler",
+    "fermer",
+    // German
+    "prüfen",
+    "überprüfen",
+    "nachsehen",
+    "nachschauen",
+    "suchen",
+    "finden",
+    "abrufen",
+    "holen",
+    "buchen",
+    "reservieren",
+    "stornieren",
+    "umrechnen",
+    "berechnen",
+    "verwenden",
+    "nutzen",
+    "öffnen",
+    "nach",
+    "schließen", // Spanish
+    "comprobar",
+    "verificar",
+    "buscar",
+    "consultar",
+    "revisar",
+    "obtener",
+    "mirar",
+    "reservar",
+    "cancelar",
+    "convertir",
+    "calcular",
+    "usar",
+    "abrir",
+    "cerrar",
+];
+
+/// Verbs of a promise of words ("I'll think about it.", "I need to write a haiku"): the model
+/// is asked for the answer it promised. A sentence with a verb in neither list ("I'll
+/// remember that.", "Let me know if …") is not a promise.
+const ANSWERING: &[&str] = &[
+    "answer",
+    "respond",
+    "reply",
+    "write",
+    "think",
+    "explain",
+    "tell",
+    "provide",
+    "give",
+    "try",
+    "do",
+    "répondre",
+    "réfléchir",
+    "écrire",
+    "expliquer",
+    "antworten",
+    "nachdenken",
+    "schreiben",
+    "erklären",
+    "responder",
+    "pensar",
+    "escribir",
+    "explicar",
+];
+
+/// The first words of a [`PROMISES`] sentence.
+const PROMISE_STARTS: &[&str] = &[
+    "to",
+    "in",
+    "first",
+    "first,",
+    "i",
+    "i'll",
+    "i'd",
+    "i'm",
+    "let",
+    "let's",
+    "we",
+    "we'll",
+    "pour",
+    "je",
+    "laissez-moi",
+    "laisse-moi",
+    "permettez-moi",
+    "um",
+    "ich",
+    "dafür",
+    "dazu",
+    "lass",
+    "lassen",
+    "para",
+    "voy",
+    "tengo",
+    "necesito",
+    "déjame",
+    "permíteme",
+    "primero",
+];
+
+/// A sentence that is a yes: an answer, whatever comes around it.
+const YES: &[&str] = &["yes", "oui", "ja", "sí", "si"];
+
+/// An answer this long is more than a promise.
+const MAX_PROMISE_WORDS: usize = 40;
+
+static OFFER_SET: LazyLock<Option<RegexSet>> = LazyLock::new(|| RegexSet::new(OFFERS).ok());
+static PROMISE_RES: LazyLock<Vec<regex::Regex>> = LazyLock::new(|| {
+    PROMISES
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect()
+});
+
+/// What a promise-only answer announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Promised {
+    /// A look-up or an action ("I need to look up the ticket"), or an offer of help with the
+    /// question asked back: the call the model did not make.
+    Call,
+    /// Words ("I'll think about it", "I need to write a haiku"), or help offered and nothing
+    /// else.
+    Answer,
+}
+
+/// The answer only offers help or says what the model will do: every sentence an offer
+/// ([`OFFERS`]), a promise ([`PROMISES`]), or the user's question asked back (at least 70 % of
+/// its words the prompt's in order, and at least half of the prompt), in at most
+/// [`MAX_PROMISE_WORDS`] words. A promise to look something up or act ([`ACTING`]), or the
+/// question asked back, promises a call; a promise of words ([`ANSWERING`]) or an offer alone
+/// an answer.
+pub(crate) fn promise(answer: &str, prompts: &[&str]) -> Option<Promised> {
+    if words(answer).len() > MAX_PROMISE_WORDS {
+        return None;
+    }
+    let (offers, promises) = (OFFER_SET.as_ref()?, &*PROMISE_RES);
+    let text = answer
+        .chars()
+        .map(|c| match c {
+            '\u{2019}' | '\u{2018}' | '\u{02bc}' => '\'',
+            c => c,
+        })
+        .collect::<String>()
+        .to_lowercase();
+    let mut promised = None;
+    let mut offered = false;
+    for sentence in sentences(&text) {
+        let bare = sentence
+            .trim()
+            .trim_end_matches(['.', '!', '?', '？', '…', ' '])
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if bare.is_empty() {
+            continue;
+        }
+        if YES.contains(&bare.as_str()) {
+            // "Is the billing service running? Yes.": an answer.
+            return None;
+        }
+        if offers.is_match(&bare) {
+            // "Sure." alone is no offer; "Sure, I can help you with that." is.
+            offered |= bare.split_whitespace().count() > 2;
+            continue;
+        }
+        if let Some(verb) = promises
+            .iter()
+            .find_map(|re| re.captures(&bare).and_then(|c| c.name("verb")))
+        {
+            let kind = if ACTING.contains(&verb.as_str()) {
+                Promised::Call
+            } else if ANSWERING.contains(&verb.as_str()) {
+                Promised::Answer
+            } else {
+                return None;
+            };
+            promised = Some(promised.map_or(
+                kind,
+                |p: Promised| {
+                    if p == Promised::Call { p } else { kind }
+                },
+            ));
+            continue;
+        }
+        if sentence.trim_end().ends_with(['?', '？']) && asks_back(&bare, prompts) {
+            promised = Some(Promised::Call);
+            continue;
+        }
+        return None;
+    }
+    promised.or(offered.then_some(Promised::Answer))
+}
+
+/// A streamed answer's beginning may still become a [`promise`]: at most
+/// [`MAX_PROMISE_WORDS`] words, every complete sentence an offer, a promise or a question, and
+/// the sentence still open, if any, after one of those or itself the start of a promise.
+pub(crate) fn may_become_promise(start: &str) -> bool {
+    if words(start).len() > MAX_PROMISE_WORDS {
+        return false;
+    }
+    let Some(offers) = OFFER_SET.as_ref() else {
+        return false;
+    };
+    let text = start
+        .replace(['\u{2019}', '\u{2018}', '\u{02bc}'], "'")
+        .to_lowercase();
+    let parts = sentences(&text);
+    let mut before = false;
+    for (i, sentence) in parts.iter().enumerate() {
+        let bare = sentence
+            .trim()
+            .trim_end_matches(['.', '!', '?', '？', '…', ' '])
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let complete =
+            i + 1 < parts.len() || sentence.trim_end().ends_with(['.', '!', '?', '？', '…']);
+        let promised = PROMISE_RES.iter().any(|re| re.is_match(&bare));
+        if complete {
+            if !(bare.is_empty()
+                || offers.is_match(&bare)
+                || promised
+                || sentence.trim_end().ends_with(['?', '？']))
+            {
+                return false;
+            }
+            before = true;
+        } else {
+            // Still open after an offer: it may become a promise or the question asked back,
+            // unless it starts as neither ("Sure! INC-40698 was opened on …").
+            let first = bare.split_whitespace().next().unwrap_or("");
+            let question = is_open(&[first.to_string()]) || REQUESTS.iter().any(|r| r[0] == first);
+            let short = bare.split_whitespace().count() < 3;
+            let promising = PROMISE_STARTS.contains(&first);
+            return promised || (before && (question || short || promising));
+        }
+    }
+    true
+}
+
+/// The sentence is the user's question asked back.
+fn asks_back(sentence: &str, prompts: &[&str]) -> bool {
+    let asked = words(sentence);
+    prompts.iter().any(|p| {
+        let prompt = words(p);
+        let common = super::in_order(&asked, &prompt);
+        !asked.is_empty() && common * 10 >= asked.len() * 7 && common * 2 >= prompt.len()
+    })
+}
+
+/// The sentences of `text`, each with its end punctuation.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let ends = match c {
+            '?' | '？' | '!' | '\n' | '.' | '…' => {
+                chars.peek().is_none_or(|(_, n)| n.is_whitespace())
+            }
+            _ => false,
+        };
+        if ends {
+            let end = at + c.len_utf8();
+            out.push(&text[start..end]);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_refusal_pattern_compiles() {
+        for pattern in OFFERS.iter().chain(PROMISES) {
+            assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
+        }
+        assert!(OFFER_SET.is_some());
+        assert_eq!(PROMISE_RES.len(), PROMISES.len());
         for pattern in REFUSALS {
             assert!(regex::Regex::new(pattern).is_ok(), "{pattern}");
         }

@@ -919,6 +919,60 @@ fn a_tool_named_as_something_to_use_gets_the_call_step() {
     assert_eq!(call_step["messages"], requests[0]["messages"]);
 }
 
+/// "I need to look up the ticket": a look-up promised and not made. The model meant to call,
+/// and gets the call step, as when it names the tool.
+#[test]
+fn a_promised_look_up_gets_the_call_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text("To get the status of billing, I need to look up the service first."),
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "What is the status of billing?"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a promise to act instead of an answer); asking it for the call"),
+        "{stderr}"
+    );
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let grammar = requests[1]["grammar"].as_str().expect("a grammar of calls");
+    assert!(!grammar.contains("answer"), "{grammar}");
+    assert_eq!(requests[1]["messages"], requests[0]["messages"]);
+}
+
+/// "I'll think about it.": words promised, not a call. Asked for the answer (no call step), the
+/// model gives it; the promise is never shown.
+#[test]
+fn promised_words_get_the_answer_step_not_the_call_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text("I'll think about it."),
+        Reply::text(
+            "Grey waves fold and break, / salt wind over the harbour, / gulls ride the cold swell.",
+        ),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Write a haiku about the sea."])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.starts_with("Grey waves"), "{stdout}");
+    assert!(!stdout.contains("think about it"), "{stdout}");
+    assert!(case.calls().is_empty());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["tool_choice"], "none", "{}", requests[1]);
+}
+
 /// Asked for the call once, a model that names the tool again without calling has answered in
 /// words: that is the answer (not "no answer").
 #[test]
