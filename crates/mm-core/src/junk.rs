@@ -49,7 +49,9 @@
 //!    fragment*: 2 or 3 words, all from the prompt in its order, when the prompt does not offer
 //!    its own answer (a yes/no question, a choice with "or", "whether"/"if": there `Billing
 //!    running` may be a yes) and, unless it asks an open question (what, where, …), is less than
-//!    half of the prompt (so `The VPN is up.` after `Check if the VPN is up.` passes).
+//!    half of the prompt (so `The VPN is up.` after `Check if the VPN is up.` passes); or a
+//!    *collage*: a whole prompt of 6 words or more in order, and at least 90 % of the answer's
+//!    words in runs of the prompts, the tools' outputs and mm's messages.
 //! 7. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
 //!    whose first sentence (the first two when the first apologises) says that the
 //!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
@@ -184,6 +186,10 @@ const MIN_MESSAGE_COPY: usize = 4;
 const MIN_OUTPUT_WORDS: usize = 8;
 /// A near copy of a prompt: words added or left out, in percent.
 const PROMPT_CHANGE: usize = 20;
+/// A collage (see [`collage`]): the shortest prompt it holds whole…
+const MIN_COLLAGE_PROMPT: usize = 6;
+/// … and the share of its words, in percent, found in runs of what the model was sent.
+const COLLAGE_COVERED: usize = 90;
 /// The longest bare fragment of a prompt.
 const MAX_FRAGMENT: usize = 3;
 
@@ -216,7 +222,7 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     {
         return Some(Junk::CopiedToolOutput);
     }
-    if ctx.prompts.iter().any(|p| copied_prompt(answer, &words, p)) {
+    if ctx.prompts.iter().any(|p| copied_prompt(answer, &words, p)) || collage(&words, ctx) {
         return Some(Junk::CopiedPrompt);
     }
     if ctx.calls_succeeded && language::refusal(answer) {
@@ -345,18 +351,23 @@ fn in_order(a: &[String], b: &[String]) -> usize {
 /// How many words of `of` lie in a shingle that also occurs in `other` (the whole of `of` as
 /// one shingle when it is shorter than [`SHINGLE`]).
 fn covered(of: &[String], other: &[String]) -> usize {
+    let mut marked = vec![false; of.len()];
+    mark_covered(of, other, &mut marked);
+    marked.iter().filter(|m| **m).count()
+}
+
+/// Marks the words of `of` that lie in a shingle also in `other` (see [`covered`]).
+fn mark_covered(of: &[String], other: &[String], marked: &mut [bool]) {
     let n = SHINGLE.min(of.len());
     if n == 0 || other.len() < n {
-        return 0;
+        return;
     }
     let shingles: HashSet<&[String]> = other.windows(n).collect();
-    let mut marked = vec![false; of.len()];
     for (i, window) in of.windows(n).enumerate() {
         if shingles.contains(window) {
             marked[i..i + n].iter_mut().for_each(|m| *m = true);
         }
     }
-    marked.iter().filter(|m| **m).count()
 }
 
 /// The answer is mostly `source`, pasted: it holds nearly all of it, and it is at least half
@@ -401,6 +412,37 @@ fn copied_prompt(answer: &str, words: &[String], prompt: &str) -> bool {
     }
     let shape = language::prompt_shape(prompt);
     !shape.offers_answer && (shape.open_question || common * 2 < prompt_words.len())
+}
+
+/// The whole of a prompt of [`MIN_COLLAGE_PROMPT`] words or more, in order, with the rest of
+/// the answer pasted too: at least [`COLLAGE_COVERED`] % of its words lie in runs of the
+/// prompts, the tools' outputs or mm's messages ("I feel awful. Put me down as off sick … The
+/// tool request_leave answered: sick leave, 0.5 days …", the fresh answer step's message
+/// copied back).
+fn collage(words: &[String], ctx: &AnswerContext<'_>) -> bool {
+    let whole_prompt = ctx.prompts.iter().any(|p| {
+        let prompt = self::words(p);
+        prompt.len() >= MIN_COLLAGE_PROMPT
+            && words.len() > prompt.len()
+            && in_order(words, &prompt) == prompt.len()
+    });
+    if !whole_prompt {
+        return false;
+    }
+    let mut marked = vec![false; words.len()];
+    for source in ctx
+        .prompts
+        .iter()
+        .chain(ctx.tool_outputs)
+        .chain(ctx.mm_messages)
+    {
+        mark_covered(words, &self::words(source), &mut marked);
+    }
+    at_least(
+        marked.iter().filter(|m| **m).count(),
+        words.len(),
+        COLLAGE_COVERED,
+    )
 }
 
 fn ends_as_question(text: &str) -> bool {

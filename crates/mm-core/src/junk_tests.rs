@@ -25,6 +25,9 @@ Parameters:\n\
 Call release again with each parameter as its own field.";
 const UNKNOWN: &str = "There is no tool named \"deploy\". The tools are: status, release, ticket.";
 
+const SICK: &str = "I feel awful. Put me down as off sick for half a day today, 2026-12-07.";
+const SICK_OUTPUT: &str = "LV-2292 recorded: sick leave, 0.5 days from 2026-12-07 for E1042 (Sam Ortiz). No approval needed.\nFrom the 4th day in a row a doctor's note is needed.";
+
 /// What the model saw: prompts, outputs of calls that worked, mm's messages.
 #[derive(Clone, Copy, Default)]
 struct Seen {
@@ -252,6 +255,18 @@ fn copies_of_the_prompt_are_junk() {
             "The billing service?",
         ],
         Seen::ask(&["Restart it."]) => Some(Junk::CopiedPrompt) => ["Restart it.", "restart it"],
+        // A collage: the prompt, mm's framing and the output, pasted (Qwen2.5-Coder-0.5B on the
+        // project's suite, after the fresh answer step; the request's number left out).
+        Seen::ask(&[SICK])
+            .after(&[SICK_OUTPUT])
+            .told(&["My question: The tool request_leave answered:"]) => Some(Junk::CopiedPrompt) => [
+            "I feel awful. Put me down as off sick for half a day today, 2026-12-07. The tool request_leave answered: sick leave, 0.5 days from 2026-12-07 for E1042 (Sam Ortiz). No approval needed. From the 4th day in a row a doctor's note is needed.",
+        ],
+        // The prompt and the facts in words of the model's own: answers.
+        Seen::ask(&[SICK]).after(&[SICK_OUTPUT]) => None => [
+            "You are off sick for half a day today, 2026-12-07: request LV-2292, no approval needed.",
+            "Put me down as off sick for half a day today, 2026-12-07? Done: LV-2292, sick leave, 0.5 days.",
+        ],
         Seen::ask(&["Quel est l'état du service billing ?"]) => Some(Junk::CopiedPrompt) => [
             "Quel est l'état du service billing ?",
             "service billing",

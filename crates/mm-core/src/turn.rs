@@ -24,8 +24,9 @@
 //!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function). So does a look-up promised
 //!   and not made ("To get the status of INC-40698, I need to look up the ticket.", "Sure, I
 //!   can help you with that. What's the forecast for Oslo …?": [`Junk::Promise`],
-//!   [`crate::junk::promises_a_call`]); promised words ("I'll think about it.") get the answer
-//!   step like other junk.
+//!   [`crate::junk::promises_a_call`]), also when it comes in the answer step after a first
+//!   useless reply (Qwen2.5-Coder-1.5B wrote the tool list out, then promised); promised words
+//!   ("I'll think about it.") get the answer step like other junk.
 //! - **A repeat is not run again.** A call that repeats one the previous round ran successfully
 //!   (same tool, same valid arguments, whatever unknown parameters it adds) is not run and not
 //!   answered as invalid: the next request is the answer step. A repeat with another call
@@ -332,7 +333,12 @@ pub async fn run_turn(
             || (junk == Junk::Promise
                 && !judging.calls_succeeded
                 && judging.with(false, |ctx| junk::promises_a_call(&reply.content, ctx)));
-        if meant_to_call && ask == Ask::Any && !seen.repaired() && !specs.is_empty() {
+        if meant_to_call
+            && matches!(ask, Ask::Any | Ask::Answer)
+            && !judging.calls_succeeded
+            && !seen.repaired()
+            && !specs.is_empty()
+        {
             // "You can use the `close_ticket` function", "I need to look up the ticket": the
             // model meant to call. It is asked once for a call held to the tools' schemas, as
             // after an invalid round.
@@ -560,6 +566,12 @@ impl Round<'_, '_> {
 fn judging(messages: &[Message], seen: &Seen, names: &[String]) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
     mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
+    // The fresh answer step's framing of each result (see `fresh_answer`).
+    mm_messages.extend(
+        seen.ran
+            .iter()
+            .map(|r| format!("My question: The tool {} answered:", r.name)),
+    );
     Judging {
         prompts: user_texts(messages)
             .into_iter()

@@ -948,6 +948,31 @@ fn a_promised_look_up_gets_the_call_step() {
     assert_eq!(requests[1]["messages"], requests[0]["messages"]);
 }
 
+/// A useless first reply (here empty) gets the answer step; a model that then promises the
+/// look-up still gets the call step once, since no call has worked (seen on
+/// Qwen2.5-Coder-1.5B: the tool list written out, then "Sure, I can help you with that. What's
+/// the weather forecast for Oslo …?").
+#[test]
+fn a_promise_in_the_answer_step_still_gets_the_call_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text(""),
+        Reply::text("Let me check the billing service."),
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text("Billing is running."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "What is the status of billing?"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    assert_eq!(case.calls(), vec![vec!["billing".to_string()]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[1]["tool_choice"], "none", "the answer step");
+    assert!(requests[2]["grammar"].is_string(), "the call step");
+}
+
 /// "I'll think about it.": words promised, not a call. Asked for the answer (no call step), the
 /// model gives it; the promise is never shown.
 #[test]
