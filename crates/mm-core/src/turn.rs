@@ -65,6 +65,7 @@ use crate::provider::{
 use crate::registry::Registry;
 
 mod hold;
+mod references;
 
 use hold::{Hold, Judging};
 
@@ -179,8 +180,11 @@ struct Seen {
     last_round: usize,
     /// What mm itself told the model (answers to calls it did not run).
     mm_messages: Vec<String>,
-    /// Requests for an answer made after junk.
+    /// Requests for an answer made after junk, or after an answer that left out every reference
+    /// the calls gave back.
     retries: u32,
+    /// That answer, while the one asked for instead is awaited: it stands if that one is junk.
+    left_out: Option<String>,
     /// The messages (indices into the conversation) of the invalid round the repair step was
     /// asked after (at most once a turn: see [`Seen::repaired`]).
     repaired_round: Option<Range<usize>>,
@@ -325,9 +329,34 @@ pub async fn run_turn(
             // question no tool answers got "use the forecast function", then no call).
             .filter(|j| !(*j == Junk::CallDescribed && seen.repaired()));
         let Some(junk) = junk else {
+            if references::left_out(&reply.content, &judging.references)
+                && seen.retries < 1
+                && result.turns < opts.limits.max_turns
+            {
+                // "Your leave is recorded." after `LV-2292 recorded`: asked once more, with
+                // the results in front of it, for an answer that passes the reference on.
+                seen.retries += 1;
+                (opts.events)(&Event::Warning {
+                    message: format!(
+                        "the model's answer left out {} from the tool's output; asking it once more",
+                        judging.references.join(", ")
+                    ),
+                });
+                seen.left_out = Some(reply.content);
+                ask = ask.again();
+                continue;
+            }
             show_held(&opts.events);
             return Ok(answered(result, reply.content, messages, opts));
         };
+        if let Some(first) = seen.left_out.take() {
+            // Asked again after an answer that left out the references, the model gave junk:
+            // the first answer stands (never shown yet: it was held for want of a reference).
+            (opts.events)(&Event::TextDelta {
+                text: first.clone(),
+            });
+            return Ok(answered(result, first, messages, opts));
+        }
         // Junk still held is never shown.
         let meant_to_call = junk == Junk::CallDescribed
             || (junk == Junk::Promise
@@ -572,17 +601,26 @@ fn judging(messages: &[Message], seen: &Seen, names: &[String]) -> Judging {
             .iter()
             .map(|r| format!("My question: The tool {} answered:", r.name)),
     );
+    let prompts = user_texts(messages);
+    let outputs: Vec<String> = seen
+        .ran
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| r.output.clone())
+        .collect();
+    // What the user already has: their messages and the agent's instructions.
+    let known: Vec<&str> = prompts
+        .iter()
+        .copied()
+        .chain(messages.iter().filter_map(|m| match m {
+            Message::System(text) => Some(text.as_str()),
+            _ => None,
+        }))
+        .collect();
     Judging {
-        prompts: user_texts(messages)
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
-        outputs: seen
-            .ran
-            .iter()
-            .filter(|r| r.ok)
-            .map(|r| r.output.clone())
-            .collect(),
+        references: references::new_references(&outputs, &known),
+        prompts: prompts.into_iter().map(str::to_owned).collect(),
+        outputs,
         mm_messages,
         names: names.to_vec(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),

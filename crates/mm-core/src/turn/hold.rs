@@ -2,6 +2,7 @@
 //! screen until it cannot be junk: a refusal, a copy of the prompt or of a tool's output is
 //! judged when complete ([`crate::junk::judge`]), but its first words would already be shown.
 
+use super::references;
 use crate::junk::{self, AnswerContext};
 
 /// What the model saw in this turn, owned (the stream's callback outlives no borrow of the
@@ -13,6 +14,9 @@ pub(super) struct Judging {
     pub mm_messages: Vec<String>,
     pub names: Vec<String>,
     pub calls_succeeded: bool,
+    /// The references the turn's calls gave back that are new to the user
+    /// ([`super::references`]): a streamed answer is held until it names one.
+    pub references: Vec<String>,
 }
 
 fn strs(v: &[String]) -> Vec<&str> {
@@ -70,7 +74,8 @@ impl<'j> Hold<'j> {
         }
         self.showing = self
             .judging
-            .with(false, |ctx| junk::may_show(&self.held, ctx));
+            .with(false, |ctx| junk::may_show(&self.held, ctx))
+            && !references::left_out(&self.held, &self.judging.references);
         self.showing.then(|| std::mem::take(&mut self.held))
     }
 
