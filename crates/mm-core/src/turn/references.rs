@@ -23,9 +23,8 @@ use regex::Regex;
 /// More new references than this in the turn's outputs: a listing, nothing is asked for.
 pub(super) const MAX_REFERENCES: usize = 3;
 
-static REFERENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"\b[A-Z][A-Za-z0-9]*-[0-9]{3,}(?:-[A-Za-z0-9]+)*\b").ok()
-});
+static REFERENCE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z0-9]*-[0-9]{3,}(?:-[A-Za-z0-9]+)*\b").ok());
 
 /// The references in `outputs` (the outputs of the turn's calls that worked) that no text of
 /// `known` (the user's messages, the system prompt) holds, in order of appearance; empty when
@@ -94,14 +93,18 @@ mod tests {
         // Real outputs of the project's suite (eval/agents).
         assert_eq!(
             refs(
-                &["LV-2292 recorded: sick leave, 0.5 days from 2026-12-07 for E1042 (Sam Ortiz). No approval needed.\n"],
+                &[
+                    "LV-2292 recorded: sick leave, 0.5 days from 2026-12-07 for E1042 (Sam Ortiz). No approval needed.\n"
+                ],
                 &["Put me down as off sick for half a day today, 2026-12-07."]
             ),
             ["LV-2292"]
         );
         assert_eq!(
             refs(
-                &["Unlocked jdoe (John Doe); the account had been locked since 08:14 after 5 failed sign-ins.\nTemporary password: Tmp-8841-Kite (valid 24 h, must be changed at the next sign-in).\n"],
+                &[
+                    "Unlocked jdoe (John Doe); the account had been locked since 08:14 after 5 failed sign-ins.\nTemporary password: Tmp-8841-Kite (valid 24 h, must be changed at the next sign-in).\n"
+                ],
                 &["jdoe locked himself out again."]
             ),
             ["Tmp-8841-Kite"]
@@ -115,7 +118,10 @@ mod tests {
         .is_empty());
         // At the end of a sentence, a reference is still one.
         assert_eq!(refs(&["Your request is LV-2291."], &[]), ["LV-2291"]);
-        assert_eq!(refs(&["Shipped, tracking PR-7720-3391"], &[]), ["PR-7720-3391"]);
+        assert_eq!(
+            refs(&["Shipped, tracking PR-7720-3391"], &[]),
+            ["PR-7720-3391"]
+        );
     }
 
     #[test]
@@ -129,7 +135,10 @@ mod tests {
     fn more_than_three_new_references_are_a_listing() {
         let listing = "INC-40721 open\nINC-40722 open\nINC-40698 closed\nINC-40733 open\n";
         assert!(refs(&[listing], &[]).is_empty());
-        assert_eq!(refs(&["INC-40721 open\nINC-40721 again\nINC-40722 open"], &[]).len(), 2);
+        assert_eq!(
+            refs(&["INC-40721 open\nINC-40721 again\nINC-40722 open"], &[]).len(),
+            2
+        );
     }
 
     #[test]
