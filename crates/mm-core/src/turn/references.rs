@@ -4,8 +4,8 @@
 //! An answer that leaves them out is no junk (it can be right: "Your sick half-day is
 //! recorded."), but its user now has no number to quote, and the model had it in front of it.
 //! Measured on Qwen2.5-Coder-1.5B after its right calls of the project's suite in English: the
-//! answer step asks for "the exact figures and references", and still 4 answers of 22 left out
-//! the request or ticket number or the temporary password the tool printed. The turn loop asks
+//! answer step asks for "the exact figures and references", and still 4 answers of 29 left out
+//! the request number or the temporary password the tool printed. The turn loop asks
 //! once more when an answer names none of them ([`left_out`]), and holds a streamed answer until
 //! it names one (or ends).
 //!
