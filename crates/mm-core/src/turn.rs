@@ -143,6 +143,9 @@ enum Ask {
     /// A call whose arguments the tool's schema holds (the repair step), after a round whose
     /// calls were all invalid.
     Call,
+    /// The answer again, after one that left out every reference the calls gave back: the
+    /// conversation, that answer, and a request naming what it left out.
+    Reference,
 }
 
 impl Ask {
@@ -151,7 +154,7 @@ impl Ask {
     fn again(self) -> Self {
         match self {
             Ask::Any | Ask::Call => Ask::Answer,
-            Ask::Answer | Ask::FreshAnswer => Ask::FreshAnswer,
+            Ask::Answer | Ask::FreshAnswer | Ask::Reference => Ask::FreshAnswer,
         }
     }
 
@@ -161,7 +164,9 @@ impl Ask {
     fn max_tokens(self, limits: &Limits) -> u32 {
         match self {
             Ask::Any => limits.max_tokens,
-            Ask::Answer | Ask::FreshAnswer | Ask::Call => limits.max_tokens.min(ANSWER_MAX_TOKENS),
+            Ask::Answer | Ask::FreshAnswer | Ask::Call | Ask::Reference => {
+                limits.max_tokens.min(ANSWER_MAX_TOKENS)
+            }
         }
     }
 }
@@ -188,8 +193,9 @@ struct Seen {
     /// Requests for an answer made after junk, or after an answer that left out every reference
     /// the calls gave back.
     retries: u32,
-    /// That answer, while the one asked for instead is awaited: it stands if that one is junk.
-    left_out: Option<String>,
+    /// That answer and the references it left out, while the one asked for instead is
+    /// awaited: it stands if that one is junk.
+    left_out: Option<(String, Vec<String>)>,
     /// The messages (indices into the conversation) of the invalid round the repair step was
     /// asked after (at most once a turn: see [`Seen::repaired`]).
     repaired_round: Option<Range<usize>>,
@@ -265,13 +271,24 @@ pub async fn run_turn(
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
+            Ask::Reference => {
+                let mut sent = dialogue(messages, start, seen.hidden.clone());
+                if let Some((first, references)) = &seen.left_out {
+                    sent.push(Message::Assistant {
+                        content: Some(first.clone()),
+                        tool_calls: vec![],
+                    });
+                    sent.push(Message::User(crate::provider::answer_with(references)));
+                }
+                sent
+            }
         };
         let max_tokens = ask.max_tokens(&opts.limits);
         let request = ChatRequest {
             messages: &sent,
             tools: if ask == Ask::FreshAnswer { &[] } else { &specs },
             max_tokens,
-            answer_only: matches!(ask, Ask::Answer | Ask::FreshAnswer),
+            answer_only: matches!(ask, Ask::Answer | Ask::FreshAnswer | Ask::Reference),
             call_only: ask == Ask::Call,
         };
         let judging = judging(messages, &seen, &names);
@@ -338,8 +355,9 @@ pub async fn run_turn(
                 && seen.retries < 1
                 && result.turns < opts.limits.max_turns
             {
-                // "Your leave is recorded." after `LV-2292 recorded`: asked once more, with
-                // the results in front of it, for an answer that passes the reference on.
+                // "Your leave is recorded." after `LV-2292 recorded`: asked once more, told what
+                // it left out (asked only for "an answer from the results" again, the 1.5B
+                // left the number out again: 0 of 3).
                 seen.retries += 1;
                 (opts.events)(&Event::Warning {
                     message: format!(
@@ -347,14 +365,14 @@ pub async fn run_turn(
                         judging.references.join(", ")
                     ),
                 });
-                seen.left_out = Some(reply.content);
-                ask = ask.again();
+                seen.left_out = Some((reply.content, judging.references.clone()));
+                ask = Ask::Reference;
                 continue;
             }
             show_held(&opts.events);
             return Ok(answered(result, reply.content, messages, opts));
         };
-        if let Some(first) = seen.left_out.take() {
+        if let Some((first, _)) = seen.left_out.take() {
             // Asked again after an answer that left out the references, the model gave junk:
             // the first answer stands (never shown yet: it was held for want of a reference).
             (opts.events)(&Event::TextDelta {

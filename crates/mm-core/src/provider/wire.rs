@@ -125,9 +125,28 @@ pub(crate) const ANSWER_AGAIN: &str = "Answer my question in words.";
 /// The end of the fresh answer step's one message (the turn loop writes the rest).
 pub const ANSWER_FROM_RESULTS: &str = "\nAnswer my question in words, briefly, from these results.";
 
+/// The end of the request for an answer again after one that left out the references the
+/// calls gave back ([`answer_with`]).
+pub const ANSWER_WITH_THEM: &str = "Answer me again in one or two sentences, with it.";
+
+/// The request for an answer again, after one that left out every one of `references` (the
+/// turn loop's `references` module): `Your answer does not give LV-2292 from the tool's result.
+/// Answer me again in one or two sentences, with it.`
+pub fn answer_with(references: &[String]) -> String {
+    format!(
+        "Your answer does not give {} from the tool's result. {ANSWER_WITH_THEM}",
+        references.join(" or ")
+    )
+}
+
 /// Everything mm itself writes to ask for an answer: an answer that copies one of these is not
 /// an answer.
-pub const ANSWER_REQUESTS: [&str; 3] = [ANSWER_NOW, ANSWER_AGAIN, ANSWER_FROM_RESULTS];
+pub const ANSWER_REQUESTS: [&str; 4] = [
+    ANSWER_NOW,
+    ANSWER_AGAIN,
+    ANSWER_FROM_RESULTS,
+    ANSWER_WITH_THEM,
+];
 
 /// The grammar of an answer-only reply on llama-server: words, not a call. No `{` anywhere, and
 /// no `[`, `<`, backtick or blank at the start: the forms a call written as text takes
@@ -137,13 +156,15 @@ pub(crate) const ANSWER_GRAMMAR: &str = r"root ::= [^{\[<`\x00-\x20] [^{\x00]*";
 
 /// The conversation in native form; an answer-only request ends with [`ANSWER_NOW`] when the
 /// conversation ends with tool results, with [`ANSWER_AGAIN`] when it ends with the user's own
-/// message.
+/// message (not after mm's own requests for an answer, which say it themselves).
 pub(crate) fn native_messages(history: &[Message], answer_only: bool) -> Vec<WireMessage> {
     let mut messages: Vec<WireMessage> = history.iter().map(WireMessage::native).collect();
     if answer_only {
         match history.last() {
             Some(Message::Tool { .. }) => messages.push(WireMessage::text("user", ANSWER_NOW)),
-            Some(Message::User(text)) if !text.ends_with(ANSWER_FROM_RESULTS) => {
+            Some(Message::User(text))
+                if !text.ends_with(ANSWER_FROM_RESULTS) && !text.ends_with(ANSWER_WITH_THEM) =>
+            {
                 messages.push(WireMessage::text("user", ANSWER_AGAIN));
             }
             _ => {}

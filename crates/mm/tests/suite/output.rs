@@ -1136,8 +1136,23 @@ fn an_answer_that_leaves_out_the_reference_is_asked_for_once_more() {
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert_eq!(requests[2]["tool_choice"], "none", "the answer step");
-    assert_eq!(tool_messages(&requests[2]).len(), 1, "the result in front");
+    let again = &requests[2];
+    assert_eq!(again["tool_choice"], "none", "an answer, no call");
+    assert_eq!(tool_messages(again).len(), 1, "the result in front");
+    // The conversation, the first answer, then what it left out, named.
+    let sent = again["messages"].as_array().expect("messages");
+    let n = sent.len();
+    assert_eq!(sent[n - 2]["role"], "assistant");
+    assert_eq!(sent[n - 2]["content"], "Your ticket about the laptop was opened.");
+    assert_eq!(sent[n - 1]["role"], "user");
+    assert_eq!(
+        sent[n - 1]["content"],
+        "Your answer does not give INC-40733 from the tool's result. \
+         Answer me again in one or two sentences, with it."
+    );
+    // The prefix the server has cached: the first request's messages come first, unchanged.
+    let first = requests[1]["messages"].as_array().expect("messages");
+    assert_eq!(&sent[..first.len()], &first[..]);
 }
 
 /// An answer that passes the number on is the answer at once; so is one after a call whose
