@@ -20,8 +20,8 @@
 //!   round is no longer sent (its error text was copied as the answer).
 //! - **An answer passes on the references.** An answer that names none of the references the
 //!   turn's calls gave back and the user does not have (`LV-2292 recorded`, a temporary
-//!   password: [`references`]) is asked for once more, like junk; if that reply is junk, the
-//!   first answer stands. Qwen2.5-Coder-1.5B left them out after 4 of its 29 right calls on the
+//!   password: [`references`]) is asked for once more, after that answer, with what it left out
+//!   named ([`crate::provider::answer_with`]); if that reply is junk, the first answer stands. Qwen2.5-Coder-1.5B left them out after 4 of its 29 right calls on the
 //!   project's suite.
 //! - **A call described is asked for.** A reply that names a tool as something to use instead
 //!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before

@@ -6,8 +6,8 @@
 //! Measured on Qwen2.5-Coder-1.5B after its right calls of the project's suite in English: the
 //! answer step asks for "the exact figures and references", and still 4 answers of 29 left out
 //! the request number or the temporary password the tool printed. The turn loop asks
-//! once more when an answer names none of them ([`left_out`]), and holds a streamed answer until
-//! it names one (or ends).
+//! once more when an answer names none of them ([`left_out`]), naming them, and holds a streamed
+//! answer until it names one (or ends).
 //!
 //! A reference here is a code made of a prefix led by a capital letter, a hyphen and a run of at least three
 //! digits, with more hyphenated parts allowed: `INC-40721`, `M-3327`, `PR-7720-3391`,

@@ -1143,7 +1143,10 @@ fn an_answer_that_leaves_out_the_reference_is_asked_for_once_more() {
     let sent = again["messages"].as_array().expect("messages");
     let n = sent.len();
     assert_eq!(sent[n - 2]["role"], "assistant");
-    assert_eq!(sent[n - 2]["content"], "Your ticket about the laptop was opened.");
+    assert_eq!(
+        sent[n - 2]["content"],
+        "Your ticket about the laptop was opened."
+    );
     assert_eq!(sent[n - 1]["role"], "user");
     assert_eq!(
         sent[n - 1]["content"],
