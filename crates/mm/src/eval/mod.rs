@@ -63,6 +63,10 @@ pub struct EvalArgs {
     /// the other half; print the agent-file patch (never applied).
     #[arg(long)]
     pub suggest_names: bool,
+    /// Run only the prompts (and histories) in these languages, e.g. `--language en`; each one
+    /// must be a language of some case.
+    #[arg(long = "language", value_name = "LANG")]
+    pub languages: Vec<String>,
     /// Another mm binary to run the turns with (and `mm serve`), e.g. an older build, to
     /// measure a change of mm itself; the recording wrapper stays this one.
     #[arg(long, value_name = "PATH")]
@@ -135,7 +139,20 @@ pub async fn run(flags: &Flags, args: &EvalArgs, watch: &Watch) -> Result<u8, Fa
         }
     }
     let prepared: Vec<Arc<Prepared>> = prepared.into_iter().map(Arc::new).collect();
-    let plan = plan(&prepared, seeds);
+    for language in &args.languages {
+        let offered = prepared.iter().any(|p| {
+            p.suite
+                .cases
+                .iter()
+                .any(|c| c.prompts.iter().any(|(l, _)| l == language))
+        });
+        if !offered {
+            return Err(Failure::usage(format!(
+                "--language {language}: no case of these suites has a prompt in `{language}`"
+            )));
+        }
+    }
+    let plan = plan(&prepared, seeds, &args.languages);
     let total = plan.len();
     let listed: Vec<String> = args
         .suites
@@ -401,8 +418,9 @@ fn models(flags: &Flags, suite: &Suite, agent_model: &str) -> Vec<Model> {
     suite.models.clone()
 }
 
-/// Every run, in order: suite, model, mode (or variant), case, language, run.
-fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
+/// Every run, in order: suite, model, mode (or variant), case, language, run; with `languages`,
+/// only the prompts in those.
+fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>, languages: &[String]) -> Vec<Planned> {
     let mut plan = Vec::new();
     for (suite_index, p) in prepared.iter().enumerate() {
         let shown: Vec<Option<(usize, String)>> = if p.variants.is_empty() {
@@ -420,6 +438,9 @@ fn plan(prepared: &[Arc<Prepared>], seeds: Option<u64>) -> Vec<Planned> {
             {
                 for (case_index, case) in suite.cases.iter().enumerate() {
                     for (language, prompt) in case.prompts.iter() {
+                        if !languages.is_empty() && !languages.iter().any(|l| l == language) {
+                            continue;
+                        }
                         for run in 1..=suite.runs {
                             let index = plan.len();
                             let server = (!servers.is_empty())

@@ -1051,3 +1051,56 @@ fn suggested_names_are_chosen_on_train_cases_scored_on_the_others_and_patched_no
     // Never applied.
     assert_eq!(std::fs::read_to_string(&agent).expect("agent"), before);
 }
+
+/// `--language` runs only the prompts in that language (a suite in four languages measured in
+/// one); a language no case has is a usage error, not an empty table.
+#[test]
+fn language_runs_only_the_prompts_in_that_language() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/ops/mm.md");
+    std::fs::create_dir_all(dir.path().join("geo")).expect("mkdir");
+    let suite = dir.path().join("geo/suite.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "agent: {}\nruns: 1\nmodes: [declared]\ncases:\n  - id: capital\n    prompts: {{en: What is the capital of France?, fr: Quelle est la capitale de la France ?}}\n    expect: no_call\n",
+            agent.display()
+        ),
+    )
+    .expect("suite");
+    let server = ScriptedServer::start(vec![text("Paris.")]);
+    let (table, _) = eval_suites(
+        &server,
+        dir.path(),
+        std::slice::from_ref(&suite),
+        &["--language", "fr"],
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0].to_string();
+    assert!(sent.contains("Quelle est la capitale"), "{sent}");
+    assert!(
+        table.contains("| scripted | geo/capital | fr | 1/1 |"),
+        "{table}"
+    );
+    assert!(!table.contains("| en |"), "{table}");
+
+    let mut cmd = Command::cargo_bin("mm").expect("mm");
+    let out = cmd
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env_remove("MM_AGENT")
+        .env_remove("MM_MODEL")
+        .env_remove("MM_BASE_URL")
+        .arg("eval")
+        .arg(&suite)
+        .args(["--base-url", &server.base_url(), "-m", "scripted"])
+        .args(["--language", "de"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("--language de: no case of these suites has a prompt in `de`"),
+        "{stderr}"
+    );
+}
