@@ -21,8 +21,9 @@
 //! - **An answer passes on the references.** An answer that names none of the references the
 //!   turn's calls gave back and the user does not have (`LV-2292 recorded`, a temporary
 //!   password: [`references`]) is asked for once more, after that answer, with what it left out
-//!   named ([`crate::provider::answer_with`]); if that reply is junk, the first answer stands. Qwen2.5-Coder-1.5B left them out after 4 of its 29 right calls on the
-//!   project's suite.
+//!   named ([`crate::provider::answer_with`]); if that reply is junk, the first answer
+//!   stands. Qwen2.5-Coder-1.5B left them out after 4 of its 29 right calls on the project's
+//!   suite.
 //! - **A call described is asked for.** A reply that names a tool as something to use instead
 //!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before
 //!   any call worked gets the same one request for a call held to the schemas (seen on
@@ -193,9 +194,8 @@ struct Seen {
     /// Requests for an answer made after junk, or after an answer that left out every reference
     /// the calls gave back.
     retries: u32,
-    /// That answer and the references it left out, while the one asked for instead is
-    /// awaited: it stands if that one is junk.
-    left_out: Option<(String, Vec<String>)>,
+    /// That answer, while the one asked for instead is awaited: it stands if that one is junk.
+    left_out: Option<String>,
     /// The messages (indices into the conversation) of the invalid round the repair step was
     /// asked after (at most once a turn: see [`Seen::repaired`]).
     repaired_round: Option<Range<usize>>,
@@ -268,17 +268,20 @@ pub async fn run_turn(
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
+        let judging = judging(messages, &seen, &names);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
             Ask::Reference => {
                 let mut sent = dialogue(messages, start, seen.hidden.clone());
-                if let Some((first, references)) = &seen.left_out {
+                if let Some(first) = &seen.left_out {
                     sent.push(Message::Assistant {
                         content: Some(first.clone()),
                         tool_calls: vec![],
                     });
-                    sent.push(Message::User(crate::provider::answer_with(references)));
+                    sent.push(Message::User(crate::provider::answer_with(
+                        &judging.references,
+                    )));
                 }
                 sent
             }
@@ -291,7 +294,6 @@ pub async fn run_turn(
             answer_only: matches!(ask, Ask::Answer | Ask::FreshAnswer | Ask::Reference),
             call_only: ask == Ask::Call,
         };
-        let judging = judging(messages, &seen, &names);
         let mut hold = Hold::new(&judging);
         let reply = match ask_model(provider, &request, &strict, opts, &mut hold).await {
             Ok(reply) => reply,
@@ -352,8 +354,7 @@ pub async fn run_turn(
             .filter(|j| !(*j == Junk::CallDescribed && seen.repaired()));
         let Some(junk) = junk else {
             if references::left_out(&reply.content, &judging.references)
-                && seen.retries < 1
-                && result.turns < opts.limits.max_turns
+                && may_ask_again(&seen, &result, opts)
             {
                 // "Your leave is recorded." after `LV-2292 recorded`: asked once more, told what
                 // it left out (asked only for "an answer from the results" again, the 1.5B
@@ -365,14 +366,14 @@ pub async fn run_turn(
                         judging.references.join(", ")
                     ),
                 });
-                seen.left_out = Some((reply.content, judging.references.clone()));
+                seen.left_out = Some(reply.content);
                 ask = Ask::Reference;
                 continue;
             }
             show_held(&opts.events);
             return Ok(answered(result, reply.content, messages, opts));
         };
-        if let Some((first, _)) = seen.left_out.take() {
+        if let Some(first) = seen.left_out.take() {
             // Asked again after an answer that left out the references, the model gave junk:
             // the first answer stands (never shown yet: it was held for want of a reference).
             (opts.events)(&Event::TextDelta {
@@ -405,7 +406,7 @@ pub async fn run_turn(
             ask = Ask::Call;
             continue;
         }
-        if seen.retries < 1 && result.turns < opts.limits.max_turns {
+        if may_ask_again(&seen, &result, opts) {
             seen.retries += 1;
             (opts.events)(&Event::Warning {
                 message: format!(
@@ -419,6 +420,12 @@ pub async fn run_turn(
         return Ok(fall_back(result, messages, &seen, junk, opts));
     }
     Ok(out_of_turns(result, opts))
+}
+
+/// Whether a reply that was no (good) answer may be asked for once more: once a turn, and not
+/// past `max_turns`.
+fn may_ask_again(seen: &Seen, result: &TurnResult, opts: &TurnOptions) -> bool {
+    seen.retries < 1 && result.turns < opts.limits.max_turns
 }
 
 /// The call pipeline of one turn: its working folder, limits, consent, events and hooks.

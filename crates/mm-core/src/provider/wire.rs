@@ -156,15 +156,14 @@ pub(crate) const ANSWER_GRAMMAR: &str = r"root ::= [^{\[<`\x00-\x20] [^{\x00]*";
 
 /// The conversation in native form; an answer-only request ends with [`ANSWER_NOW`] when the
 /// conversation ends with tool results, with [`ANSWER_AGAIN`] when it ends with the user's own
-/// message (not after mm's own requests for an answer, which say it themselves).
+/// message (not after one of mm's own requests for an answer, [`ANSWER_REQUESTS`], which says it
+/// itself).
 pub(crate) fn native_messages(history: &[Message], answer_only: bool) -> Vec<WireMessage> {
     let mut messages: Vec<WireMessage> = history.iter().map(WireMessage::native).collect();
     if answer_only {
         match history.last() {
             Some(Message::Tool { .. }) => messages.push(WireMessage::text("user", ANSWER_NOW)),
-            Some(Message::User(text))
-                if !text.ends_with(ANSWER_FROM_RESULTS) && !text.ends_with(ANSWER_WITH_THEM) =>
-            {
+            Some(Message::User(text)) if !ANSWER_REQUESTS.iter().any(|r| text.ends_with(r)) => {
                 messages.push(WireMessage::text("user", ANSWER_AGAIN));
             }
             _ => {}

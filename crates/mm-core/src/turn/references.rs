@@ -9,19 +9,19 @@
 //! once more when an answer names none of them ([`left_out`]), naming them, and holds a streamed
 //! answer until it names one (or ends).
 //!
-//! A reference here is a code made of a prefix led by a capital letter, a hyphen and a run of at least three
-//! digits, with more hyphenated parts allowed: `INC-40721`, `M-3327`, `PR-7720-3391`,
-//! `Tmp-8841-Kite`. Dates (`2026-12-07`), bare numbers, names and file names (`/tmp/output-16581-x`,
-//! `Report-2026.pdf`) are not references. One the user
-//! or the agent's instructions already wrote is not new to the user and is not asked for; an
-//! output with more than [`MAX_REFERENCES`] new ones is a listing, from which the answer picks.
+//! A reference here is a code made of a prefix led by a capital letter, a hyphen and a run of
+//! at least three digits, with more hyphenated parts allowed: `INC-40721`, `M-3327`,
+//! `PR-7720-3391`, `Tmp-8841-Kite`. Dates (`2026-12-07`), bare numbers, names and file names
+//! (`/tmp/output-16581-x`, `Report-2026.pdf`) are not references. One the user or the agent's
+//! instructions already wrote is not new to the user and is not asked for; an output with more
+//! than [`MAX_REFERENCES`] new ones is a listing, from which the answer picks.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 /// More new references than this in the turn's outputs: a listing, nothing is asked for.
-pub(super) const MAX_REFERENCES: usize = 3;
+const MAX_REFERENCES: usize = 3;
 
 static REFERENCE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"\b[A-Z][A-Za-z0-9]*-[0-9]{3,}(?:-[A-Za-z0-9]+)*\b").ok());
@@ -67,7 +67,7 @@ fn in_a_path(text: &str, start: usize, end: usize) -> bool {
 }
 
 /// Whether `answer` names at least one of `references` (case ignored).
-pub(super) fn names_one(answer: &str, references: &[String]) -> bool {
+fn names_one(answer: &str, references: &[String]) -> bool {
     let answer = answer.to_lowercase();
     references
         .iter()

@@ -55,6 +55,21 @@ fn eval_suites(
     suites: &[PathBuf],
     extra: &[&str],
 ) -> (String, String) {
+    let out = eval_command(server, dir, suites, extra).assert().success();
+    let output = out.get_output();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `mm eval SUITES` in `dir` against `server`, with no ambient MM_* settings.
+fn eval_command(
+    server: &ScriptedServer,
+    dir: &Path,
+    suites: &[PathBuf],
+    extra: &[&str],
+) -> Command {
     let mut cmd = Command::cargo_bin("mm").expect("mm");
     cmd.current_dir(dir)
         .env("HOME", dir)
@@ -69,12 +84,7 @@ fn eval_suites(
         .args(["--base-url", &server.base_url(), "-m", "scripted", "--out"])
         .arg(dir.join("out"))
         .args(extra);
-    let out = cmd.assert().success();
-    let output = out.get_output();
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    cmd
 }
 
 /// The seed suite, one run per case and language.
@@ -1085,19 +1095,14 @@ fn language_runs_only_the_prompts_in_that_language() {
     );
     assert!(!table.contains("| en |"), "{table}");
 
-    let mut cmd = Command::cargo_bin("mm").expect("mm");
-    let out = cmd
-        .current_dir(dir.path())
-        .env("HOME", dir.path())
-        .env_remove("MM_AGENT")
-        .env_remove("MM_MODEL")
-        .env_remove("MM_BASE_URL")
-        .arg("eval")
-        .arg(&suite)
-        .args(["--base-url", &server.base_url(), "-m", "scripted"])
-        .args(["--language", "de"])
-        .assert()
-        .code(2);
+    let out = eval_command(
+        &server,
+        dir.path(),
+        std::slice::from_ref(&suite),
+        &["--language", "de"],
+    )
+    .assert()
+    .code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(
         stderr.contains("--language de: no case of these suites has a prompt in `de`"),
