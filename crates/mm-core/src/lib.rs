@@ -29,6 +29,7 @@ mod regular;
 pub mod sandbox;
 pub mod session;
 pub mod skills;
+mod sources;
 mod spawn_error;
 mod sse;
 mod text;

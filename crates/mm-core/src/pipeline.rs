@@ -2,7 +2,7 @@
 //! the same steps, in this order:
 //!
 //! ```text
-//! look up → validate/coerce (args) → loop guard → consent → preToolCall hook → run
+//! look up → validate/coerce (args) → loop guard → sources (turns only) → consent → preToolCall hook → run
 //!         → truncate + save full output → echo → postToolCall hook → result
 //! ```
 //!
@@ -28,6 +28,7 @@ use crate::permissions::{
 };
 use crate::provider::ToolCall;
 use crate::registry::Registry;
+use crate::sources::Sources;
 use crate::tools::{Outcome, Progress, Tool, ToolCtx};
 
 /// From the third identical call in a row on, the result tells the model it is repeating itself
@@ -65,6 +66,9 @@ pub struct CallResult {
     pub repeats: u32,
     /// Set when the loop detector stopped the turn at this call (it was not run): why.
     pub stopped: Option<String>,
+    /// mm held the call back: an identifier in it comes from nowhere the model was shown
+    /// ([`crate::sources`]). Its arguments were valid; sent again, it runs.
+    pub held_back: bool,
     /// Where the full output was saved, when it was cut.
     pub full_output: Option<PathBuf>,
     /// How long the run took (hooks included), from the moment it was allowed; zero for a call
@@ -76,6 +80,18 @@ pub struct CallResult {
 #[derive(Debug, Default)]
 pub struct CallState {
     guard: LoopGuard,
+    /// What the model was shown, once the turn loop said ([`CallState::shown`]); `mm serve`
+    /// has no conversation, and no such check.
+    sources: Option<Sources>,
+}
+
+impl CallState {
+    /// Sets what the model was shown before the calls that follow: from then on a call of a
+    /// declared or MCP tool with an identifier that comes from none of it is held back once
+    /// ([`crate::sources`]).
+    pub fn shown<'t>(&mut self, texts: impl IntoIterator<Item = &'t str>) {
+        self.sources.get_or_insert_default().show(texts);
+    }
 }
 
 /// Takes calls through every step. Built once per turn (or per server, for `mm serve`).
@@ -151,9 +167,17 @@ impl<'a> CallPipeline<'a> {
             };
             return (result, None);
         }
-        let mut result = match checked {
-            Err(answer) => refused(answer),
-            Ok((tool, args)) => self.consent_and_run(call, tool, &args, cancel).await,
+        let held_back = match (&checked, state.sources.as_mut()) {
+            (Ok((tool, args)), Some(sources)) => sources.hold_back(&call.name, tool.as_ref(), args),
+            _ => None,
+        };
+        let mut result = match (checked, held_back) {
+            (Err(answer), _) => refused(answer),
+            (Ok(_), Some(answer)) => CallResult {
+                held_back: true,
+                ..refused(answer)
+            },
+            (Ok((tool, args)), None) => self.consent_and_run(call, tool, &args, cancel).await,
         };
         result.repeats = repeats;
         if repeats >= WARN_REPEATS_FROM {

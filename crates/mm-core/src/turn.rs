@@ -46,11 +46,17 @@
 //!   answer is held until its beginning cannot be junk ([`hold`]), so junk never reaches the
 //!   screen either.
 //! - **Earlier turns are folded into the new message.** The calls and results of earlier turns
-//!   are not sent again: a small model that sees an earlier tool result answers a new question
-//!   from it instead of calling (seen in interactive mode). Their questions and answers go in
-//!   front of the new message, in the same user message, as a short transcript: sent as
-//!   messages of their own, the earlier answer was imitated instead of a call (measured, see
-//!   [`dialogue`]). The session keeps everything.
+//!   are not sent again as messages: a small model that sees an earlier tool result so answers
+//!   a new question from it instead of calling (seen in interactive mode). Their questions and
+//!   answers go in front of the new message, in the same user message, as a short transcript:
+//!   sent as messages of their own, the earlier answer was imitated instead of a call
+//!   (measured, see [`dialogue`]). The last turns' tool outputs are lines of it
+//!   ([`transcript`]), so that a follow-up finds "the second one". The session keeps
+//!   everything.
+//! - **An identifier from nowhere is asked about once.** Before a round runs, the pipeline is
+//!   told what the model was shown ([`CallState::shown`]); a declared or MCP call with a code or
+//!   a long number found in none of it is answered in text, not run ([`crate::sources`]), and
+//!   no repair step follows (the model may answer in words). The same call sent again runs.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -268,7 +274,7 @@ pub async fn run_turn(
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
-        let judging = judging(messages, &seen, &names);
+        let judging = judging(messages, start, &seen, &names);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
@@ -319,6 +325,7 @@ pub async fn run_turn(
                     continue;
                 }
             };
+            calls_state.shown(shown(messages, start).iter().map(String::as_str));
             let round = Round {
                 pipeline: &pipeline,
                 registry,
@@ -574,10 +581,12 @@ impl Round<'_, '_> {
         });
         let round_start = seen.ran.len();
         let mut invalid = 0;
+        let mut held_back = 0;
         let mut calls = fresh.iter();
         while let Some(call) = calls.next() {
             let (outcome, record) = self.pipeline.handle(call, calls_state, &opts.cancel).await;
             let ran = record.is_some() && outcome.stopped.is_none();
+            held_back += usize::from(outcome.held_back);
             result.tool_calls.extend(record);
             invalid += usize::from(!note(seen, self.registry, call, &outcome, ran));
             answer(messages, call, outcome.content);
@@ -596,7 +605,8 @@ impl Round<'_, '_> {
         }
         seen.last_round = seen.ran.len() - round_start;
         let round = &seen.ran[round_start..];
-        seen.failed_round = round.iter().all(|r| !r.ok).then_some(round_key);
+        // A call held back for an identifier from nowhere did not fail: sent again, it runs.
+        seen.failed_round = (held_back == 0 && round.iter().all(|r| !r.ok)).then_some(round_key);
         let all_ran_ok = !round.is_empty()
             && round.len() == fresh.len()
             && round.iter().all(|r| r.ok && r.name != READ_SKILL);
@@ -622,7 +632,7 @@ impl Round<'_, '_> {
 }
 
 /// What this turn put in front of the model, for judging its replies.
-fn judging(messages: &[Message], seen: &Seen, names: &[String]) -> Judging {
+fn judging(messages: &[Message], start: usize, seen: &Seen, names: &[String]) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
     mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
     // The fresh answer step's framing of each result (see `fresh_answer`).
@@ -647,14 +657,52 @@ fn judging(messages: &[Message], seen: &Seen, names: &[String]) -> Judging {
             _ => None,
         }))
         .collect();
+    let references = references::new_references(&outputs, &known);
+    // The earlier outputs the transcript shows, as it shows them: an answer that copies one is
+    // no answer either (seen: Qwen2.5-Coder-0.5B answered a follow-up with the earlier
+    // search's line). They bring no new reference: the user had them in that turn.
+    let mut outputs = outputs;
+    outputs.extend(folded_outputs(&messages[..start.min(messages.len())]));
     Judging {
-        references: references::new_references(&outputs, &known),
+        references,
         prompts: prompts.into_iter().map(str::to_owned).collect(),
         outputs,
         mm_messages,
         names: names.to_vec(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),
     }
+}
+
+/// What the model was shown as said, for [`crate::sources`]: the system prompt, the user's
+/// messages and the answers, the earlier turns' transcript (with the outputs it folds in:
+/// [`transcript`]), and this turn's tool outputs. Not mm's own answers to calls (they quote the
+/// call back).
+fn shown(messages: &[Message], start: usize) -> Vec<String> {
+    let start = start.min(messages.len());
+    let mut texts: Vec<String> = said(messages, start).map(str::to_owned).collect();
+    texts.push(transcript(&messages[..start]));
+    texts
+}
+
+/// The texts of `messages` said by the user, the system prompt or the answers, and this turn's
+/// tool outputs (from `start`) that mm did not write.
+fn said(messages: &[Message], start: usize) -> impl Iterator<Item = &str> {
+    messages
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, m)| match m {
+            Message::System(text) | Message::User(text) => Some(text.as_str()),
+            Message::Assistant {
+                content: Some(text),
+                tool_calls,
+            } if tool_calls.is_empty() => Some(text.as_str()),
+            Message::Tool { content, .. }
+                if i >= start && !crate::pipeline::written_by_mm(content) =>
+            {
+                Some(content.as_str())
+            }
+            _ => None,
+        })
 }
 
 /// Whether a text reply is junk (a call in an answer step always is).
@@ -888,13 +936,29 @@ fn as_dialogue(messages: &[Message], start: usize, hidden: &Range<usize>) -> Vec
 const EARLIER_TURNS: &str = "Earlier in this conversation:";
 const MESSAGE_NOW: &str = "My message now:";
 
-/// The earlier turns as lines `Me: …` and `You: …` (the answers that ended them; calls,
-/// results and words written before a call left out), or nothing when no user spoke.
+/// How many of the last earlier turns bring their tools' outputs into the transcript, and how
+/// many characters of each output.
+const FOLDED_OUTPUT_TURNS: usize = 3;
+const FOLDED_OUTPUT_CHARS: usize = 500;
+
+/// The earlier turns as lines `Me: …` and `You: …` (the answers that ended them; calls and
+/// words written before a call left out), with the last [`FOLDED_OUTPUT_TURNS`] turns' tool
+/// outputs between them as `(The tool NAME answered: …)`, each on one line and cut to
+/// [`FOLDED_OUTPUT_CHARS`] characters; or nothing when no user spoke.
+///
+/// Measured (Qwen2.5-Coder-1.5B, the 12 follow-ups of the project's suite in English): without
+/// the outputs, "Is the second one in stock at Part-Dieu?" got an ISBN made up (the earlier
+/// answer named the books, not their numbers) and "And in the bedroom?" an answer with no call;
+/// with them, the right ISBN from the earlier search and a call of the sensor.
 fn transcript(earlier: &[Message]) -> String {
+    let folds = folds_output(earlier);
     let mut lines = Vec::new();
-    for message in earlier {
+    for (i, message) in earlier.iter().enumerate() {
         match message {
             Message::User(text) => lines.push(format!("Me: {}", text.trim())),
+            Message::Tool { name, content, .. } if folds(i) => {
+                lines.push(format!("(The tool {name} answered: {})", one_line(content)));
+            }
             Message::Assistant {
                 content: Some(text),
                 tool_calls,
@@ -908,6 +972,54 @@ fn transcript(earlier: &[Message]) -> String {
         lines.join("\n")
     } else {
         String::new()
+    }
+}
+
+/// Whether the message at an index of `earlier` is a tool output that [`transcript`] shows:
+/// one of the last [`FOLDED_OUTPUT_TURNS`] turns', not empty, not written by mm.
+fn folds_output(earlier: &[Message]) -> impl Fn(usize) -> bool + '_ {
+    let turn_starts: Vec<usize> = earlier
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, Message::User(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let from = turn_starts
+        .len()
+        .checked_sub(FOLDED_OUTPUT_TURNS)
+        .and_then(|first| turn_starts.get(first).copied())
+        .unwrap_or(0);
+    move |i| {
+        i >= from
+            && matches!(&earlier[i], Message::Tool { content, .. }
+                if !content.trim().is_empty() && !crate::pipeline::written_by_mm(content))
+    }
+}
+
+/// The earlier outputs [`transcript`] shows, as it shows them.
+fn folded_outputs(earlier: &[Message]) -> Vec<String> {
+    let folds = folds_output(earlier);
+    earlier
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| match m {
+            Message::Tool { content, .. } if folds(i) => Some(one_line(content)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A tool's output on one line (` / ` between its lines), cut to [`FOLDED_OUTPUT_CHARS`].
+fn one_line(output: &str) -> String {
+    let flat = output
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ");
+    match flat.char_indices().nth(FOLDED_OUTPUT_CHARS) {
+        Some((at, _)) => format!("{}…", &flat[..at]),
+        None => flat,
     }
 }
 
@@ -1012,4 +1124,60 @@ fn answer(messages: &mut Vec<Message>, call: &ToolCall, content: String) {
         name: call.name.clone(),
         content,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, content: &str) -> Message {
+        Message::Tool {
+            tool_call_id: "1".into(),
+            name: name.into(),
+            content: content.into(),
+        }
+    }
+
+    fn answer(text: &str) -> Message {
+        Message::Assistant {
+            content: Some(text.into()),
+            tool_calls: vec![],
+        }
+    }
+
+    /// The last three turns bring their outputs, each on one line and cut; older turns, mm's
+    /// own answers to calls and empty outputs do not.
+    #[test]
+    fn the_transcript_folds_in_the_outputs_of_the_last_turns() {
+        let long = "x".repeat(FOLDED_OUTPUT_CHARS + 20);
+        let earlier = vec![
+            Message::System("Be brief.".into()),
+            Message::User("first".into()),
+            tool("list", "INC-1 old"),
+            answer("One."),
+            Message::User("second".into()),
+            tool("list", "INC-40722 printer jam\n\nINC-40730 Excel crash\n"),
+            tool(
+                "status",
+                "The call to status was not run: its arguments are invalid.",
+            ),
+            answer("Two tickets."),
+            Message::User("third".into()),
+            tool("read", &long),
+            tool("noop", "  \n"),
+            answer("Long."),
+            Message::User("fourth".into()),
+            answer("Nothing to look up."),
+        ];
+        let cut = format!("{}…", "x".repeat(FOLDED_OUTPUT_CHARS));
+        assert_eq!(
+            transcript(&earlier),
+            format!(
+                "Me: first\nYou: One.\n\
+                 Me: second\n(The tool list answered: INC-40722 printer jam / INC-40730 Excel crash)\nYou: Two tickets.\n\
+                 Me: third\n(The tool read answered: {cut})\nYou: Long.\n\
+                 Me: fourth\nYou: Nothing to look up."
+            )
+        );
+    }
 }

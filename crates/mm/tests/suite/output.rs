@@ -1203,3 +1203,195 @@ fn junk_after_a_left_out_reference_leaves_the_first_answer() {
         .stdout("Your ticket about the laptop was opened.\n");
     assert_eq!(server.requests().len(), 3);
 }
+
+const TICKET_TOOLS: &str = r#"  ticket_status:
+    description: The status of a ticket.
+    parameters:
+      ticket: {type: string, description: "The ticket number, like INC-40721."}
+    command: ["./rec", "status", "{{ticket}}"]
+  list_tickets:
+    description: A user's open tickets.
+    parameters:
+      user: {type: string}
+    command: ["./list", "{{user}}"]
+"#;
+
+fn ticket_case() -> Case {
+    let case = Case::new(&agent_with_tools(TICKET_TOOLS));
+    case.script(
+        "list",
+        "#!/bin/sh\necho 'INC-40722 printer jam (open)'\necho 'INC-40730 Excel crash (open)'\n",
+    );
+    case
+}
+
+/// Real shape (Qwen2.5-Coder-1.5B, `helpdesk/vpn-howto-skill`): a question no tool answers got
+/// a status call with the description's example number. The call is not run and is answered
+/// in text, without the repair step (the model may answer in words), and it does.
+#[test]
+fn a_call_with_an_identifier_from_nowhere_is_held_back_and_answered_in_text() {
+    let case = ticket_case();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40721"}"#),
+        Reply::text("Install FortiClient and sign in with your staff account."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "How do I connect to the VPN from home?"])
+        .assert()
+        .success()
+        .stdout("Install FortiClient and sign in with your staff account.\n");
+    assert!(case.calls().is_empty(), "not run: {:?}", case.calls());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        tool_messages(&requests[1]),
+        [
+            "The call to ticket_status was not run: ticket \"INC-40721\" is not in this \
+             conversation (nobody gave it). If the user named it another way, like a title or \
+             a name, look it up with another tool first. If the question needs no tool, answer \
+             it in words."
+        ]
+    );
+    assert!(
+        requests[1].get("tool_choice").is_none(),
+        "neither the repair step nor the answer step: {}",
+        requests[1]["tool_choice"]
+    );
+}
+
+/// The same call sent again runs: mm cannot know every way a value is right. Also when the
+/// model writes its calls as text (a text call that did not work and comes again is otherwise
+/// taken for a stuck model).
+#[test]
+fn the_same_call_sent_again_after_it_was_held_back_runs() {
+    for call in [
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40721"}"#),
+        Reply::text(r#"{"name": "ticket_status", "arguments": {"ticket": "INC-40721"}}"#),
+    ] {
+        let case = ticket_case();
+        let server =
+            ScriptedServer::start(vec![call.clone(), call, Reply::text("INC-40721 is open.")]);
+        case.mm(&server)
+            .args(["-p", "How is my VPN ticket doing?"])
+            .assert()
+            .success()
+            .stdout("INC-40721 is open.\n");
+        assert_eq!(case.calls(), [["status", "INC-40721"]]);
+        assert_eq!(server.requests().len(), 3);
+    }
+}
+
+/// An identifier the user wrote, or a tool printed earlier in the turn, runs at once; so does a
+/// value that is no identifier (a date, a version, a word).
+#[test]
+fn an_identifier_the_user_gave_or_a_tool_printed_runs_at_once() {
+    let case = ticket_case();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("ticket_status", r#"{"ticket":"inc-40721"}"#),
+        Reply::text("It is open."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "What is the status of INC 40721?"])
+        .assert()
+        .success()
+        .stdout("It is open.\n");
+    assert_eq!(case.calls(), [["status", "inc-40721"]]);
+
+    let case = ticket_case();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40730"}"#),
+        Reply::tool_call("ticket_status", r#"{"ticket":"2026-12-09"}"#),
+        Reply::text("INC-40730, the Excel crash, is open."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "How is jdoe's second ticket doing?"])
+        .assert()
+        .success()
+        .stdout("INC-40730, the Excel crash, is open.\n");
+    assert_eq!(
+        case.calls(),
+        [["status", "INC-40730"], ["status", "2026-12-09"]]
+    );
+    assert_eq!(server.requests().len(), 4);
+}
+
+/// A follow-up names what an earlier turn's tool printed ("the second one"): that output is
+/// folded into the new message, so its identifiers were shown and the call runs at once.
+#[test]
+fn an_identifier_from_an_earlier_turns_output_runs_at_once() {
+    let case = ticket_case();
+    // Four tickets: a listing, so an answer naming none of them is no answer to ask again.
+    case.script(
+        "list",
+        "#!/bin/sh\necho 'INC-40722 printer jam (open)'\necho 'INC-40730 Excel crash (open)'\n\
+         echo 'INC-40731 VPN (open)'\necho 'INC-40732 mouse (open)'\n",
+    );
+    let data = case.path().join("data");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
+        Reply::text(
+            "jdoe has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.",
+        ),
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40730"}"#),
+        Reply::text("INC-40730 is open."),
+    ]);
+    let run = |args: &[&str]| {
+        case.mm(&server)
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .assert()
+            .success()
+    };
+    run(&["-p", "Which tickets does jdoe have open?"]);
+    run(&["-c", "-p", "How is the second one doing?"]).stdout("INC-40730 is open.\n");
+    assert_eq!(case.calls(), [["status", "INC-40730"]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let folded = requests[2]["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        folded.contains(
+            "(The tool list_tickets answered: INC-40722 printer jam (open) / INC-40730 Excel crash \
+             (open) / INC-40731 VPN (open) / INC-40732 mouse (open))"
+        ),
+        "{folded}"
+    );
+}
+
+/// Real shape (Qwen2.5-Coder-0.5B, `bookshop/the-second-one-at-part-dieu`): a follow-up answered
+/// with an earlier output as the transcript shows it. That is a copy, not an answer: asked again.
+#[test]
+fn a_copy_of_an_earlier_output_from_the_transcript_is_no_answer() {
+    let case = ticket_case();
+    case.script(
+        "list",
+        "#!/bin/sh\necho 'INC-40722 printer jam (open)'\necho 'INC-40730 Excel crash (open)'\n\
+         echo 'INC-40731 VPN (open)'\necho 'INC-40732 mouse (open)'\n",
+    );
+    let data = case.path().join("data");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
+        Reply::text(
+            "jdoe has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.",
+        ),
+        Reply::text(
+            "INC-40722 printer jam (open) / INC-40730 Excel crash (open) / INC-40731 VPN (open) / \
+             INC-40732 mouse (open)",
+        ),
+        Reply::text("The VPN ticket is INC-40731."),
+    ]);
+    let run = |args: &[&str]| {
+        case.mm(&server)
+            .env("XDG_DATA_HOME", &data)
+            .args(args)
+            .assert()
+            .success()
+    };
+    run(&["-p", "Which tickets does jdoe have open?"]);
+    let out = run(&["-c", "-p", "Which one is the VPN?"]).stdout("The VPN ticket is INC-40731.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("asking it for one"), "{stderr}");
+    assert_eq!(server.requests().len(), 4);
+}

@@ -127,16 +127,16 @@ fn print_mode_writes_a_session_and_continue_goes_on_with_it() {
         "You asked about hi.\n"
     );
     let requests = server.requests();
-    // The earlier turn is folded into the new message: its question and answer, not its call
-    // and result (the session file keeps them; docs/sessions.md).
+    // The earlier turn is folded into the new message: its question, its tool's output on one
+    // line, its answer; not the call (the session file keeps it; docs/sessions.md).
     assert_eq!(
         conversation(&requests[2]),
         pairs(&[
             ("system", "Test agent."),
             (
                 "user",
-                "Earlier in this conversation:\nMe: say hi\nYou: It said hi.\n\n\
-                 My message now: what did it say?"
+                "Earlier in this conversation:\nMe: say hi\n(The tool bash answered: hi)\n\
+                 You: It said hi.\n\nMy message now: what did it say?"
             ),
         ])
     );
