@@ -167,17 +167,19 @@ impl<'a> CallPipeline<'a> {
             };
             return (result, None);
         }
-        let held_back = match (&checked, state.sources.as_mut()) {
-            (Ok((tool, args)), Some(sources)) => sources.hold_back(&call.name, tool.as_ref(), args),
-            _ => None,
-        };
-        let mut result = match (checked, held_back) {
-            (Err(answer), _) => refused(answer),
-            (Ok(_), Some(answer)) => CallResult {
-                held_back: true,
-                ..refused(answer)
+        let mut result = match checked {
+            Err(answer) => refused(answer),
+            Ok((tool, args)) => match state
+                .sources
+                .as_mut()
+                .and_then(|sources| sources.hold_back(&call.name, tool.as_ref(), &args))
+            {
+                Some(answer) => CallResult {
+                    held_back: true,
+                    ..refused(answer)
+                },
+                None => self.consent_and_run(call, tool, &args, cancel).await,
             },
-            (Ok((tool, args)), None) => self.consent_and_run(call, tool, &args, cancel).await,
         };
         result.repeats = repeats;
         if repeats >= WARN_REPEATS_FROM {

@@ -270,11 +270,14 @@ pub async fn run_turn(
     let mut calls_state = CallState::default();
     let mut ask = Ask::Any;
     let mut seen = Seen::after(&messages[..start]);
+    // What the model is shown of the earlier turns: it does not change during the turn.
+    let earlier_transcript = transcript(&messages[..start]);
+    let earlier_outputs = folded_outputs(&messages[..start]);
     let mut result = TurnResult::started();
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
-        let judging = judging(messages, start, &seen, &names);
+        let judging = judging(messages, &earlier_outputs, &seen, &names);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
@@ -325,7 +328,7 @@ pub async fn run_turn(
                     continue;
                 }
             };
-            calls_state.shown(shown(messages, start).iter().map(String::as_str));
+            calls_state.shown(shown(messages, start, &earlier_transcript));
             let round = Round {
                 pipeline: &pipeline,
                 registry,
@@ -632,7 +635,14 @@ impl Round<'_, '_> {
 }
 
 /// What this turn put in front of the model, for judging its replies.
-fn judging(messages: &[Message], start: usize, seen: &Seen, names: &[String]) -> Judging {
+/// `earlier_outputs` are the earlier turns' outputs as the transcript shows them
+/// ([`folded_outputs`]).
+fn judging(
+    messages: &[Message],
+    earlier_outputs: &[String],
+    seen: &Seen,
+    names: &[String],
+) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
     mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
     // The fresh answer step's framing of each result (see `fresh_answer`).
@@ -662,7 +672,7 @@ fn judging(messages: &[Message], start: usize, seen: &Seen, names: &[String]) ->
     // no answer either (seen: Qwen2.5-Coder-0.5B answered a follow-up with the earlier
     // search's line). They bring no new reference: the user had them in that turn.
     let mut outputs = outputs;
-    outputs.extend(folded_outputs(&messages[..start.min(messages.len())]));
+    outputs.extend_from_slice(earlier_outputs);
     Judging {
         references,
         prompts: prompts.into_iter().map(str::to_owned).collect(),
@@ -677,11 +687,8 @@ fn judging(messages: &[Message], start: usize, seen: &Seen, names: &[String]) ->
 /// messages and the answers, the earlier turns' transcript (with the outputs it folds in:
 /// [`transcript`]), and this turn's tool outputs. Not mm's own answers to calls (they quote the
 /// call back).
-fn shown(messages: &[Message], start: usize) -> Vec<String> {
-    let start = start.min(messages.len());
-    let mut texts: Vec<String> = said(messages, start).map(str::to_owned).collect();
-    texts.push(transcript(&messages[..start]));
-    texts
+fn shown<'m>(messages: &'m [Message], start: usize, transcript: &'m str) -> Vec<&'m str> {
+    said(messages, start).chain([transcript]).collect()
 }
 
 /// The texts of `messages` said by the user, the system prompt or the answers, and this turn's
@@ -978,17 +985,14 @@ fn transcript(earlier: &[Message]) -> String {
 /// Whether the message at an index of `earlier` is a tool output that [`transcript`] shows:
 /// one of the last [`FOLDED_OUTPUT_TURNS`] turns', not empty, not written by mm.
 fn folds_output(earlier: &[Message]) -> impl Fn(usize) -> bool + '_ {
-    let turn_starts: Vec<usize> = earlier
+    // Where the last turns start: the FOLDED_OUTPUT_TURNS-th user message from the end.
+    let from = earlier
         .iter()
         .enumerate()
+        .rev()
         .filter(|(_, m)| matches!(m, Message::User(_)))
-        .map(|(i, _)| i)
-        .collect();
-    let from = turn_starts
-        .len()
-        .checked_sub(FOLDED_OUTPUT_TURNS)
-        .and_then(|first| turn_starts.get(first).copied())
-        .unwrap_or(0);
+        .nth(FOLDED_OUTPUT_TURNS - 1)
+        .map_or(0, |(i, _)| i);
     move |i| {
         i >= from
             && matches!(&earlier[i], Message::Tool { content, .. }

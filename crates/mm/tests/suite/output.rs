@@ -1316,35 +1316,55 @@ fn an_identifier_the_user_gave_or_a_tool_printed_runs_at_once() {
     assert_eq!(server.requests().len(), 4);
 }
 
-/// A follow-up names what an earlier turn's tool printed ("the second one"): that output is
-/// folded into the new message, so its identifiers were shown and the call runs at once.
-#[test]
-fn an_identifier_from_an_earlier_turns_output_runs_at_once() {
+/// `mm` in the test's session folder (so that `-c` goes on with the last turn).
+fn in_session(case: &Case, server: &ScriptedServer, args: &[&str]) -> assert_cmd::assert::Assert {
+    case.mm(server)
+        .env("XDG_DATA_HOME", case.path().join("data"))
+        .args(args)
+        .assert()
+        .success()
+}
+
+/// `ticket_case` whose `list` prints four tickets (a listing, so an answer naming none of them
+/// is no answer to ask again), after a first turn of a session that listed them: the model's
+/// first two replies are the list call and an answer naming no ticket; `replies` come next.
+fn after_a_listing(replies: Vec<Reply>) -> (Case, ScriptedServer) {
     let case = ticket_case();
-    // Four tickets: a listing, so an answer naming none of them is no answer to ask again.
     case.script(
         "list",
         "#!/bin/sh\necho 'INC-40722 printer jam (open)'\necho 'INC-40730 Excel crash (open)'\n\
          echo 'INC-40731 VPN (open)'\necho 'INC-40732 mouse (open)'\n",
     );
-    let data = case.path().join("data");
-    let server = ScriptedServer::start(vec![
+    let mut script = vec![
         Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
         Reply::text(
             "jdoe has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.",
         ),
+    ];
+    script.extend(replies);
+    let server = ScriptedServer::start(script);
+    in_session(
+        &case,
+        &server,
+        &["-p", "Which tickets does jdoe have open?"],
+    );
+    (case, server)
+}
+
+/// A follow-up names what an earlier turn's tool printed ("the second one"): that output is
+/// folded into the new message, so its identifiers were shown and the call runs at once.
+#[test]
+fn an_identifier_from_an_earlier_turns_output_runs_at_once() {
+    let (case, server) = after_a_listing(vec![
         Reply::tool_call("ticket_status", r#"{"ticket":"INC-40730"}"#),
         Reply::text("INC-40730 is open."),
     ]);
-    let run = |args: &[&str]| {
-        case.mm(&server)
-            .env("XDG_DATA_HOME", &data)
-            .args(args)
-            .assert()
-            .success()
-    };
-    run(&["-p", "Which tickets does jdoe have open?"]);
-    run(&["-c", "-p", "How is the second one doing?"]).stdout("INC-40730 is open.\n");
+    in_session(
+        &case,
+        &server,
+        &["-c", "-p", "How is the second one doing?"],
+    )
+    .stdout("INC-40730 is open.\n");
     assert_eq!(case.calls(), [["status", "INC-40730"]]);
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
@@ -1364,33 +1384,15 @@ fn an_identifier_from_an_earlier_turns_output_runs_at_once() {
 /// with an earlier output as the transcript shows it. That is a copy, not an answer: asked again.
 #[test]
 fn a_copy_of_an_earlier_output_from_the_transcript_is_no_answer() {
-    let case = ticket_case();
-    case.script(
-        "list",
-        "#!/bin/sh\necho 'INC-40722 printer jam (open)'\necho 'INC-40730 Excel crash (open)'\n\
-         echo 'INC-40731 VPN (open)'\necho 'INC-40732 mouse (open)'\n",
-    );
-    let data = case.path().join("data");
-    let server = ScriptedServer::start(vec![
-        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
-        Reply::text(
-            "jdoe has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.",
-        ),
+    let (case, server) = after_a_listing(vec![
         Reply::text(
             "INC-40722 printer jam (open) / INC-40730 Excel crash (open) / INC-40731 VPN (open) / \
              INC-40732 mouse (open)",
         ),
         Reply::text("The VPN ticket is INC-40731."),
     ]);
-    let run = |args: &[&str]| {
-        case.mm(&server)
-            .env("XDG_DATA_HOME", &data)
-            .args(args)
-            .assert()
-            .success()
-    };
-    run(&["-p", "Which tickets does jdoe have open?"]);
-    let out = run(&["-c", "-p", "Which one is the VPN?"]).stdout("The VPN ticket is INC-40731.\n");
+    let out = in_session(&case, &server, &["-c", "-p", "Which one is the VPN?"])
+        .stdout("The VPN ticket is INC-40731.\n");
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("asking it for one"), "{stderr}");
     assert_eq!(server.requests().len(), 4);
