@@ -16,6 +16,9 @@
 //! Measured on the runs recorded for the project's suite (docs/eval-results.md): it flags
 //! invented ISBNs, the descriptions' example numbers copied for questions no tool answers, a
 //! tracking number for a parcel nobody named, and no call that was right.
+//!
+//! The other side, [`not_looked_up`]: the identifiers a user's message gives that no tool output
+//! shows, for the turn loop to ask for a call when the model answers about them unlooked.
 
 use serde_json::{Map, Value};
 
@@ -81,18 +84,53 @@ impl Sources {
     }
 }
 
+/// The things the user's `message` names by identifier that none of `outputs` shows: a turn that
+/// answers without a call can only have made up what it says of them ("INC-40698 is currently
+/// open."). Stricter than a call's identifier, since a question no tool answers may hold a
+/// model name or a round figure: a code needs four digits in a row (`LH2034`, `E1042`, not
+/// `A380`), a number five digits or more and not a multiple of 100 (`58213`, not `10000`).
+pub fn not_looked_up<'m>(message: &'m str, outputs: &[&str]) -> Vec<&'m str> {
+    let mut sources = Sources::default();
+    sources.show(outputs.iter().copied());
+    let mut unseen: Vec<&str> = Vec::new();
+    for token in message.split_whitespace() {
+        let token = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if names_a_thing(token) && !unseen.contains(&token) && !sources.found(token) {
+            unseen.push(token);
+        }
+    }
+    unseen
+}
+
+/// An identifier the user gave as the name of a thing to look up: see [`not_looked_up`].
+fn names_a_thing(token: &str) -> bool {
+    if !is_identifier(token) {
+        return false;
+    }
+    if token.chars().any(char::is_alphabetic) {
+        longest_digits(token) >= 4
+    } else {
+        !token.ends_with("00")
+    }
+}
+
+/// The length of the longest run of digits in `value`.
+fn longest_digits(value: &str) -> usize {
+    value
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Whether a value is an identifier: see the module's documentation.
 fn is_identifier(value: &str) -> bool {
     if value.is_empty() || value.chars().any(char::is_whitespace) || starts_with_date(value) {
         return false;
     }
-    let longest_digits = value
-        .split(|c: char| !c.is_ascii_digit())
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let digits = longest_digits(value);
     let has_letter = value.chars().any(char::is_alphabetic);
-    longest_digits >= 5 || (longest_digits >= 3 && has_letter)
+    digits >= 5 || (digits >= 3 && has_letter)
 }
 
 /// `2026-12-09`, `2026-12-09T10:00`: a date the model may work out ("next Monday").
@@ -183,6 +221,24 @@ mod tests {
         assert!(!sources.found("2034-LH"));
         assert!(!sources.found("9782070377220-58213"));
         assert!(!sources.found("PR-7720-3391"));
+    }
+
+    #[test]
+    fn the_things_a_message_names_are_those_no_output_shows() {
+        let message = "Where is my parcel PR-7720-3391 (order #58213)? Is LH2034 on time, \
+                       and is E1042 mine? Not A380, 10000 steps, 1.4.3 or 2026-12-09.";
+        assert_eq!(
+            not_looked_up(message, &[]),
+            ["PR-7720-3391", "58213", "LH2034", "E1042"]
+        );
+        assert_eq!(
+            not_looked_up(
+                message,
+                &["PR 7720 3391: at the depot", "LH 2034 on time; e1042"]
+            ),
+            ["58213"]
+        );
+        assert!(not_looked_up("What is 21 °C in Fahrenheit?", &[]).is_empty());
     }
 
     #[test]

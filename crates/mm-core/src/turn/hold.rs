@@ -17,6 +17,9 @@ pub(super) struct Judging {
     /// The references the turn's calls gave back that are new to the user
     /// ([`super::references`]): a streamed answer is held until it names one.
     pub references: Vec<String>,
+    /// The identifiers the user's message gives that no call has looked up, while the turn may
+    /// still ask for that call ([`super::not_looked_up`]): an answer is then held whole.
+    pub unlooked: Vec<String>,
 }
 
 fn strs(v: &[String]) -> Vec<&str> {
@@ -69,7 +72,7 @@ impl<'j> Hold<'j> {
             return Some(text);
         }
         self.held.push_str(&text);
-        if self.held.len() > LOOK_UNTIL {
+        if self.held.len() > LOOK_UNTIL || !self.judging.unlooked.is_empty() {
             return None;
         }
         self.showing = self

@@ -1397,3 +1397,97 @@ fn a_copy_of_an_earlier_output_from_the_transcript_is_no_answer() {
     assert!(stderr.contains("asking it for one"), "{stderr}");
     assert_eq!(server.requests().len(), 4);
 }
+
+/// Real shape (Qwen2.5-Coder-0.5B and 1.5B, `helpdesk/status`, `travel/flight-on-time`): the
+/// user names a ticket, the model answers about it with nothing looked up. The made-up answer
+/// is never shown, not even streamed; the model is asked once for a call held to the schemas.
+#[test]
+fn an_answer_about_an_identifier_nobody_looked_up_gets_the_call_step() {
+    let case = ticket_case();
+    let server = ScriptedServer::start(vec![
+        Reply::text("INC-40698 is currently open and being worked on by the service desk team."),
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40698"}"#),
+        Reply::text("INC-40698 is on hold, waiting for parts."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args([
+            "-p",
+            "What's the status of INC-40698?",
+            "--output-format",
+            "stream-json",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(
+        streamed(&stdout),
+        "INC-40698 is on hold, waiting for parts.",
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(
+            "the model answered about INC-40698 without looking it up; asking it for the call"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(case.calls(), [["status", "INC-40698"]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let grammar = requests[1]["grammar"].as_str().expect("a grammar of calls");
+    assert!(!grammar.contains("answer"), "{grammar}");
+    assert_eq!(requests[1]["messages"], requests[0]["messages"]);
+}
+
+/// Answered at once, with no call step: no identifier in the message (a round figure, a model
+/// name, a date), an identifier a tool of an earlier turn printed, or the call step asked for
+/// already in this turn.
+#[test]
+fn an_answer_with_no_identifier_left_to_look_up_is_the_answer_at_once() {
+    for question in [
+        "Is 10000 steps a day enough? And how far does an A380 fly?",
+        "What is 21 °C in Fahrenheit, on 2026-12-09?",
+    ] {
+        let case = ticket_case();
+        let server = ScriptedServer::start(vec![Reply::text("Yes.")]);
+        case.mm(&server)
+            .args(["-p", question])
+            .assert()
+            .success()
+            .stdout("Yes.\n");
+        assert_eq!(server.requests().len(), 1, "{question}");
+    }
+
+    let (case, server) = after_a_listing(vec![Reply::text("INC-40731 is the VPN ticket.")]);
+    in_session(&case, &server, &["-c", "-p", "Is INC-40731 the VPN one?"])
+        .stdout("INC-40731 is the VPN ticket.\n");
+    assert_eq!(server.requests().len(), 3);
+
+    // Asked for the call, the model answers in words again: that is the answer.
+    let case = ticket_case();
+    let server = ScriptedServer::start(vec![
+        Reply::text("INC-40698 is open."),
+        Reply::text("I cannot look up INC-40698 right now."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "What's the status of INC-40698?"])
+        .assert()
+        .success()
+        .stdout("I cannot look up INC-40698 right now.\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// An agent with no tools of its own (only the built-in ones) is not pushed to call: an
+/// identifier there is often something to explain, not to look up.
+#[test]
+fn without_tools_of_its_own_an_identifier_asks_for_no_call() {
+    let case = Case::new("---\nyolo: true\n---\nYou are a test agent.\n");
+    let server = ScriptedServer::start(vec![Reply::text("E4021 means the disk is full.")]);
+    case.mm(&server)
+        .args(["-p", "What does error E4021 mean?"])
+        .assert()
+        .success()
+        .stdout("E4021 means the disk is full.\n");
+    assert_eq!(server.requests().len(), 1);
+}
