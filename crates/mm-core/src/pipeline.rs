@@ -67,8 +67,10 @@ pub struct CallResult {
     /// Set when the loop detector stopped the turn at this call (it was not run): why.
     pub stopped: Option<String>,
     /// mm held the call back: an identifier in it comes from nowhere the model was shown
-    /// ([`crate::sources`]). Its arguments were valid; sent again, it runs.
+    /// ([`crate::sources`]). Its arguments were valid.
     pub held_back: bool,
+    /// It was held back before in this turn: the model sent it again.
+    pub held_again: bool,
     /// Where the full output was saved, when it was cut.
     pub full_output: Option<PathBuf>,
     /// How long the run took (hooks included), from the moment it was allowed; zero for a call
@@ -174,9 +176,10 @@ impl<'a> CallPipeline<'a> {
                 .as_mut()
                 .and_then(|sources| sources.hold_back(&call.name, tool.as_ref(), &args))
             {
-                Some(answer) => CallResult {
+                Some(held) => CallResult {
                     held_back: true,
-                    ..refused(answer)
+                    held_again: held.again,
+                    ..refused(held.answer)
                 },
                 None => self.consent_and_run(call, tool, &args, cancel).await,
             },

@@ -1,9 +1,9 @@
 //! Where a call's identifiers come from. A small model that needs an ISBN, a ticket or a
 //! tracking number it was never given writes one: `9782261000000` for a book it knows only by
 //! title, the description's own example (`INC-40721`, "a ticket number like INC-40721") for a
-//! question no tool answers. Such a call of a declared or MCP tool is held back once and
-//! answered in text, like an invalid call; the same call sent again runs (mm cannot know every
-//! way a value can be right).
+//! question no tool answers. Such a call of a declared or MCP tool is held back and answered in
+//! text, like an invalid call. Sent again, it is not run either: the turn asks for the answer
+//! in words (every call the models sent again was a wrong one).
 //!
 //! An identifier is a string value (of a parameter without `enum`) with no white space, three
 //! digits in a row or more, and a letter or five digits in a row or more: `INC-40721`,
@@ -43,9 +43,9 @@ impl Sources {
             .collect();
     }
 
-    /// The answer to the model when `args` has an identifier that comes from nowhere and this
-    /// call was not held back before; `None` when the call may go on.
-    pub fn hold_back(&mut self, name: &str, tool: &dyn Tool, args: &ValidArgs) -> Option<String> {
+    /// The answer to the model when `args` has an identifier that comes from nowhere; `None`
+    /// when the call may go on.
+    pub fn hold_back(&mut self, name: &str, tool: &dyn Tool, args: &ValidArgs) -> Option<Held> {
         if tool.kind() == ToolKind::Builtin {
             return None;
         }
@@ -64,17 +64,27 @@ impl Sources {
             return None;
         }
         let call = (name.to_owned(), (**args).clone());
+        let values = unsourced.join(" and ");
+        let verb = if unsourced.len() == 1 { "is" } else { "are" };
         if self.held.contains(&call) {
-            return None;
+            return Some(Held {
+                answer: format!(
+                    "The call to {name} was not run this time either: {values} {verb} still \
+                     not in this conversation."
+                ),
+                again: true,
+            });
         }
         self.held.push(call);
-        let verb = if unsourced.len() == 1 { "is" } else { "are" };
-        Some(format!(
-            "The call to {name} was not run: {} {verb} not in this conversation (nobody gave \
-             it). If the user named it another way, like a title or a name, look it up with \
-             another tool first. If the question needs no tool, answer it in words.",
-            unsourced.join(" and ")
-        ))
+        Some(Held {
+            answer: format!(
+                "The call to {name} was not run: {values} {verb} not in this conversation \
+                 (nobody gave it). If the user named it another way, like a title or a name, \
+                 look it up with another tool first. If the question needs no tool, answer it \
+                 in words."
+            ),
+            again: false,
+        })
     }
 
     /// Whether `value`'s words are, in order, in one of the texts shown.
@@ -82,6 +92,14 @@ impl Sources {
         let needle = format!(" {} ", words(value).join(" "));
         self.shown.iter().any(|text| text.contains(&needle))
     }
+}
+
+/// A call held back: what the model is told, and whether the same call was held back before in
+/// this turn (the turn then asks for the answer in words).
+#[derive(Debug)]
+pub struct Held {
+    pub answer: String,
+    pub again: bool,
 }
 
 /// The things the user's `message` names by identifier that none of `outputs` shows: a turn that

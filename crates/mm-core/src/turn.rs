@@ -53,10 +53,11 @@
 //!   (measured, see [`dialogue`]). The last turns' tool outputs are lines of it
 //!   ([`transcript`]), so that a follow-up finds "the second one". The session keeps
 //!   everything.
-//! - **An identifier from nowhere is asked about once.** Before a round runs, the pipeline is
+//! - **A call with an identifier from nowhere is not run.** Before a round runs, the pipeline is
 //!   told what the model was shown ([`CallState::shown`]); a declared or MCP call with a code or
 //!   a long number found in none of it is answered in text, not run ([`crate::sources`]), and
-//!   no repair step follows (the model may answer in words). The same call sent again runs.
+//!   no repair step follows (the model may answer in words). The same call sent again is not
+//!   run either, and the next request is the answer step.
 //! - **An answer about what nobody looked up gets the call step.** When the user's message
 //!   names something by identifier that no output shows ("What's the status of INC-40698?") and
 //!   the model answers before anything ran ("INC-40698 is currently open."), the answer is held
@@ -340,11 +341,12 @@ pub async fn run_turn(
                     continue;
                 }
             };
-            calls_state.shown(shown(messages, start, &earlier_transcript));
+            calls_state.shown(shown(messages, &earlier_transcript));
             let round = Round {
                 pipeline: &pipeline,
                 registry,
                 opts,
+                start,
             };
             match round
                 .run(
@@ -577,6 +579,8 @@ struct Round<'r, 'p> {
     pipeline: &'r CallPipeline<'p>,
     registry: &'r Registry,
     opts: &'r TurnOptions,
+    /// The turn's user message (an index into the conversation).
+    start: usize,
 }
 
 impl Round<'_, '_> {
@@ -612,11 +616,13 @@ impl Round<'_, '_> {
         let round_start = seen.ran.len();
         let mut invalid = 0;
         let mut held_back = 0;
+        let mut held_again = 0;
         let mut calls = fresh.iter();
         while let Some(call) = calls.next() {
             let (outcome, record) = self.pipeline.handle(call, calls_state, &opts.cancel).await;
             let ran = record.is_some() && outcome.stopped.is_none();
             held_back += usize::from(outcome.held_back);
+            held_again += usize::from(outcome.held_again);
             result.tool_calls.extend(record);
             invalid += usize::from(!note(seen, self.registry, call, &outcome, ran));
             answer(messages, call, outcome.content);
@@ -635,8 +641,25 @@ impl Round<'_, '_> {
         }
         seen.last_round = seen.ran.len() - round_start;
         let round = &seen.ran[round_start..];
-        // A call held back for an identifier from nowhere did not fail: sent again, it runs.
+        // A call held back for an identifier from nowhere did not fail (nothing ran).
         seen.failed_round = (held_back == 0 && round.iter().all(|r| !r.ok)).then_some(round_key);
+        if held_again > 0 && !round.iter().any(|r| r.ok) {
+            // The same call with a value nobody gave, sent again: every one the models sent
+            // again was wrong (an invented ISBN, a flight status for "3 nights at 95 euros",
+            // the description's tracking number for "21 % of 80 euros"). It is not run; the
+            // model is asked for its answer in words. When nothing worked in this turn, its
+            // calls are not sent with that request: Qwen2.5-Coder-0.5B copied mm's "was not
+            // run" as its answer.
+            if !seen.ran.iter().any(|r| r.ok) {
+                seen.hidden = Some(self.start + 1..messages.len());
+            }
+            (opts.events)(&Event::Warning {
+                message:
+                    "the model sent again a call with a value nobody gave; asking it for an answer"
+                        .into(),
+            });
+            return Ok(Ask::Answer);
+        }
         let all_ran_ok = !round.is_empty()
             && round.len() == fresh.len()
             && round.iter().all(|r| r.ok && r.name != READ_SKILL);
@@ -750,31 +773,25 @@ fn not_looked_up(
 
 /// What the model was shown as said, for [`crate::sources`]: the system prompt, the user's
 /// messages and the answers, the earlier turns' transcript (with the outputs it folds in:
-/// [`transcript`]), and this turn's tool outputs. Not mm's own answers to calls (they quote the
-/// call back).
-fn shown<'m>(messages: &'m [Message], start: usize, transcript: &'m str) -> Vec<&'m str> {
-    said(messages, start).chain([transcript]).collect()
-}
-
-/// The texts of `messages` said by the user, the system prompt or the answers, and this turn's
-/// tool outputs (from `start`) that mm did not write.
-fn said(messages: &[Message], start: usize) -> impl Iterator<Item = &str> {
+/// [`transcript`]), and the tool outputs of the conversation (earlier turns' too: after a turn
+/// that ended without an answer they are sent as messages, [`as_dialogue`]). Not mm's own
+/// answers to calls (they quote the call back).
+fn shown<'m>(messages: &'m [Message], transcript: &'m str) -> Vec<&'m str> {
     messages
         .iter()
-        .enumerate()
-        .filter_map(move |(i, m)| match m {
+        .filter_map(|m| match m {
             Message::System(text) | Message::User(text) => Some(text.as_str()),
             Message::Assistant {
                 content: Some(text),
                 tool_calls,
             } if tool_calls.is_empty() => Some(text.as_str()),
-            Message::Tool { content, .. }
-                if i >= start && !crate::pipeline::written_by_mm(content) =>
-            {
+            Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content) => {
                 Some(content.as_str())
             }
             _ => None,
         })
+        .chain([transcript])
+        .collect()
 }
 
 /// Whether a text reply is junk (a call in an answer step always is).

@@ -1259,25 +1259,58 @@ fn a_call_with_an_identifier_from_nowhere_is_held_back_and_answered_in_text() {
     );
 }
 
-/// The same call sent again runs: mm cannot know every way a value is right. Also when the
-/// model writes its calls as text (a text call that did not work and comes again is otherwise
-/// taken for a stuck model).
+/// Real shape (Qwen2.5-Coder-0.5B, `travel/three-nights-cost`, `shipping/vat-arithmetic`): the
+/// same call with a value nobody gave, sent again. It is not run either; the next request is the
+/// answer step, without the calls that did not run (the 0.5B copied mm's "was not run" as its
+/// answer). Also when the model writes its calls as text.
 #[test]
-fn the_same_call_sent_again_after_it_was_held_back_runs() {
+fn the_same_call_sent_again_after_it_was_held_back_is_not_run_and_the_answer_is_asked_for() {
     for call in [
         Reply::tool_call("ticket_status", r#"{"ticket":"INC-40721"}"#),
         Reply::text(r#"{"name": "ticket_status", "arguments": {"ticket": "INC-40721"}}"#),
     ] {
         let case = ticket_case();
-        let server =
-            ScriptedServer::start(vec![call.clone(), call, Reply::text("INC-40721 is open.")]);
-        case.mm(&server)
+        let server = ScriptedServer::start(vec![
+            call.clone(),
+            call,
+            Reply::text("I could not find your VPN ticket; what is its number?"),
+        ]);
+        let out = case
+            .mm(&server)
             .args(["-p", "How is my VPN ticket doing?"])
             .assert()
             .success()
-            .stdout("INC-40721 is open.\n");
-        assert_eq!(case.calls(), [["status", "INC-40721"]]);
-        assert_eq!(server.requests().len(), 3);
+            .stdout("I could not find your VPN ticket; what is its number?\n");
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            stderr.contains(
+                "the model sent again a call with a value nobody gave; asking it for an answer"
+            ),
+            "{stderr}"
+        );
+        assert!(case.calls().is_empty(), "not run: {:?}", case.calls());
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        assert_eq!(requests[2]["tool_choice"], "none", "the answer step");
+        assert_eq!(
+            tool_messages(&requests[1]),
+            [
+                "The call to ticket_status was not run: ticket \"INC-40721\" is not in this \
+                 conversation (nobody gave it). If the user named it another way, like a title \
+                 or a name, look it up with another tool first. If the question needs no tool, \
+                 answer it in words."
+            ]
+        );
+        let sent = requests[2]["messages"].as_array().expect("messages");
+        assert!(tool_messages(&requests[2]).is_empty(), "{sent:?}");
+        assert_eq!(
+            sent[..2],
+            requests[0]["messages"].as_array().expect("messages")[..2]
+        );
+        assert!(
+            sent.iter().all(|m| m["tool_calls"].is_null()),
+            "the calls are not sent: {sent:?}"
+        );
     }
 }
 
@@ -1490,4 +1523,34 @@ fn without_tools_of_its_own_an_identifier_asks_for_no_call() {
         .success()
         .stdout("E4021 means the disk is full.\n");
     assert_eq!(server.requests().len(), 1);
+}
+
+/// Whatever a tool printed earlier in the conversation counts as shown, past the transcript's
+/// cut too: after a turn that ended without an answer the earlier calls and outputs are sent
+/// whole, as messages, and a number from the end of a long listing runs at once.
+#[test]
+fn an_identifier_from_a_long_earlier_output_runs_at_once() {
+    let case = ticket_case();
+    let listing: String = (1..=14)
+        .map(|n| format!("echo 'INC-407{n:02} printer queue jammed again (open)'\n"))
+        .collect();
+    case.script("list", &format!("#!/bin/sh\n{listing}"));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40714"}"#),
+        Reply::text("INC-40714 is open."),
+    ]);
+    case.mm(&server)
+        .env("XDG_DATA_HOME", case.path().join("data"))
+        .args([
+            "--max-turns",
+            "1",
+            "-p",
+            "Which tickets does jdoe have open?",
+        ])
+        .assert()
+        .code(3);
+    in_session(&case, &server, &["-c", "-p", "And the last one?"]).stdout("INC-40714 is open.\n");
+    assert_eq!(case.calls(), [["status", "INC-40714"]]);
+    assert_eq!(server.requests().len(), 3);
 }
