@@ -102,18 +102,50 @@ pub struct Held {
     pub again: bool,
 }
 
-/// The things the user's `message` names by identifier that none of `outputs` shows: a turn that
-/// answers without a call can only have made up what it says of them ("INC-40698 is currently
-/// open."). Stricter than a call's identifier, since a question no tool answers may hold a
-/// model name or a round figure: a code needs four digits in a row (`LH2034`, `E1042`, not
-/// `A380`), a number five digits or more and not a multiple of 100 (`58213`, not `10000`).
-pub fn not_looked_up<'m>(message: &'m str, outputs: &[&str]) -> Vec<&'m str> {
+/// Which identifiers an agent's own tools could be given: a code needs a string parameter
+/// without `enum`, a bare number that or an integer parameter. An agent whose tools take
+/// neither (a thermostat of enums and numbers) has nothing to look a `CR2032` up with.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Takes {
+    pub codes: bool,
+    pub numbers: bool,
+}
+
+impl Takes {
+    /// What `tools` (the built-in ones left out) can take; with `skills`, anything (a skill's
+    /// command line is written with `bash`).
+    pub fn of<'t>(tools: impl IntoIterator<Item = &'t dyn Tool>, skills: bool) -> Self {
+        let mut takes = Self {
+            codes: skills,
+            numbers: skills,
+        };
+        for tool in tools {
+            if tool.kind() == ToolKind::Builtin {
+                continue;
+            }
+            for p in &tool.params().params {
+                let free_string = p.ty == ParamType::String && p.enum_values.is_none();
+                takes.codes |= free_string;
+                takes.numbers |= free_string || p.ty == ParamType::Integer;
+            }
+        }
+        takes
+    }
+}
+
+/// The things the user's `message` names by identifier that none of `outputs` shows and that
+/// the tools could be given (`takes`): a turn that answers without a call can only have made up
+/// what it says of them ("INC-40698 is currently open."). Stricter than a call's identifier,
+/// since a question no tool answers may hold a model name or a round figure: a code needs four
+/// digits in a row (`LH2034`, `E1042`, not `A380`), a number five digits or more and not a
+/// multiple of 100 (`58213`, not `10000`).
+pub fn not_looked_up<'m>(message: &'m str, outputs: &[&str], takes: Takes) -> Vec<&'m str> {
     let mut sources = Sources::default();
     sources.show(outputs.iter().copied());
     let mut unseen: Vec<&str> = Vec::new();
     for token in message.split_whitespace() {
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
-        if names_a_thing(token) && !unseen.contains(&token) && !sources.found(token) {
+        if names_a_thing(token, takes) && !unseen.contains(&token) && !sources.found(token) {
             unseen.push(token);
         }
     }
@@ -121,14 +153,14 @@ pub fn not_looked_up<'m>(message: &'m str, outputs: &[&str]) -> Vec<&'m str> {
 }
 
 /// An identifier the user gave as the name of a thing to look up: see [`not_looked_up`].
-fn names_a_thing(token: &str) -> bool {
+fn names_a_thing(token: &str, takes: Takes) -> bool {
     if !is_identifier(token) {
         return false;
     }
     if token.chars().any(char::is_alphabetic) {
-        longest_digits(token) >= 4
+        takes.codes && longest_digits(token) >= 4
     } else {
-        !token.ends_with("00")
+        takes.numbers && !token.ends_with("00")
     }
 }
 
@@ -245,18 +277,30 @@ mod tests {
     fn the_things_a_message_names_are_those_no_output_shows() {
         let message = "Where is my parcel PR-7720-3391 (order #58213)? Is LH2034 on time, \
                        and is E1042 mine? Not A380, 10000 steps, 1.4.3 or 2026-12-09.";
+        let any = Takes {
+            codes: true,
+            numbers: true,
+        };
         assert_eq!(
-            not_looked_up(message, &[]),
+            not_looked_up(message, &[], any),
             ["PR-7720-3391", "58213", "LH2034", "E1042"]
         );
         assert_eq!(
             not_looked_up(
                 message,
-                &["PR 7720 3391: at the depot", "LH 2034 on time; e1042"]
+                &["PR 7720 3391: at the depot", "LH 2034 on time; e1042"],
+                any
             ),
             ["58213"]
         );
-        assert!(not_looked_up("What is 21 °C in Fahrenheit?", &[]).is_empty());
+        assert!(not_looked_up("What is 21 °C in Fahrenheit?", &[], any).is_empty());
+        // Only what the tools could be given.
+        let numbers = Takes {
+            codes: false,
+            numbers: true,
+        };
+        assert_eq!(not_looked_up(message, &[], numbers), ["58213"]);
+        assert!(not_looked_up(message, &[], Takes::default()).is_empty());
     }
 
     #[test]

@@ -268,12 +268,12 @@ pub async fn run_turn(
         .chain(registry.skill_names().iter().cloned())
         .collect();
     let pipeline = pipeline_of(registry, opts);
-    // Whether the agent has tools of its own to look things up with (not only the built-in
-    // ones): an answer about an identifier nobody looked up then asks for the call.
-    let looks_up = !registry.skill_names().is_empty()
-        || registry
-            .iter()
-            .any(|t| t.kind() != crate::tools::ToolKind::Builtin);
+    // What the agent's own tools (not the built-in ones) could look up: an answer about such an
+    // identifier that nobody looked up then asks for the call.
+    let takes = crate::sources::Takes::of(
+        registry.iter().map(|t| t.as_ref()),
+        !registry.skill_names().is_empty(),
+    );
     // This turn's user message: what came before it is sent as a dialogue.
     let start = messages
         .iter()
@@ -289,7 +289,7 @@ pub async fn run_turn(
 
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
-        let unlooked = not_looked_up(messages, start, &seen, looks_up, &result, opts);
+        let unlooked = not_looked_up(messages, start, &seen, takes, &result, opts);
         let judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
@@ -736,24 +736,23 @@ fn judging(
 }
 
 /// The identifiers this turn's user message gives that no tool output of the conversation shows
-/// ([`crate::sources::not_looked_up`]), while an answer given now would be one made up about
-/// them: nothing has run in this turn, the agent has tools of its own (`looks_up`), the call was
-/// not asked for already, and one more request fits in `max_turns`. Measured on the project's
+/// and the agent's own tools could be given (`takes`; [`crate::sources::not_looked_up`]), while
+/// an answer given now would be one made up about them: nothing has run in this turn, the call
+/// was not asked for already, and one more request fits in `max_turns`. Measured on the project's
 /// suite: Qwen2.5-Coder 0.5B and 1.5B answered "The status of INC-40698 is open." or "LH2034 is
 /// on time today." with no call, four actions of 56 each (docs/eval-results.md).
 fn not_looked_up(
     messages: &[Message],
     start: usize,
     seen: &Seen,
-    looks_up: bool,
+    takes: crate::sources::Takes,
     result: &TurnResult,
     opts: &TurnOptions,
 ) -> Vec<String> {
     let Some(Message::User(message)) = messages.get(start) else {
         return Vec::new();
     };
-    if !looks_up || !seen.ran.is_empty() || seen.repaired() || result.turns >= opts.limits.max_turns
-    {
+    if !seen.ran.is_empty() || seen.repaired() || result.turns >= opts.limits.max_turns {
         return Vec::new();
     }
     let outputs: Vec<&str> = messages
@@ -765,7 +764,7 @@ fn not_looked_up(
             _ => None,
         })
         .collect();
-    crate::sources::not_looked_up(message, &outputs)
+    crate::sources::not_looked_up(message, &outputs, takes)
         .into_iter()
         .map(str::to_owned)
         .collect()

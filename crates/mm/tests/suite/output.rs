@@ -1511,10 +1511,28 @@ fn an_answer_with_no_identifier_left_to_look_up_is_the_answer_at_once() {
     assert_eq!(server.requests().len(), 2);
 }
 
-/// An agent with no tools of its own (only the built-in ones) is not pushed to call: an
-/// identifier there is often something to explain, not to look up.
+/// An agent with no tools of its own (only the built-in ones), or whose tools could not be given
+/// the identifier (enums and numbers only), is not pushed to call: the identifier is something
+/// to explain, not to look up.
 #[test]
-fn without_tools_of_its_own_an_identifier_asks_for_no_call() {
+fn without_a_tool_that_could_take_it_an_identifier_asks_for_no_call() {
+    let case = Case::new(&agent_with_tools(
+        r#"  thermostat:
+    description: Set a zone's thermostat.
+    parameters:
+      zone: {type: string, enum: [upstairs, downstairs]}
+      target: {type: number}
+    command: ["./rec", "{{zone}}", "{{target}}"]
+"#,
+    ));
+    let server = ScriptedServer::start(vec![Reply::text("The CR2032 is thicker.")]);
+    case.mm(&server)
+        .args(["-p", "Is a CR2032 or a CR2025 battery thicker?"])
+        .assert()
+        .success()
+        .stdout("The CR2032 is thicker.\n");
+    assert_eq!(server.requests().len(), 1);
+
     let case = Case::new("---\nyolo: true\n---\nYou are a test agent.\n");
     let server = ScriptedServer::start(vec![Reply::text("E4021 means the disk is full.")]);
     case.mm(&server)
