@@ -755,15 +755,7 @@ fn not_looked_up(
     if !seen.ran.is_empty() || seen.repaired() || result.turns >= opts.limits.max_turns {
         return Vec::new();
     }
-    let outputs: Vec<&str> = messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content) => {
-                Some(content.as_str())
-            }
-            _ => None,
-        })
-        .collect();
+    let outputs: Vec<&str> = tool_outputs(messages).collect();
     crate::sources::not_looked_up(message, &outputs, takes)
         .into_iter()
         .map(str::to_owned)
@@ -784,13 +776,21 @@ fn shown<'m>(messages: &'m [Message], transcript: &'m str) -> Vec<&'m str> {
                 content: Some(text),
                 tool_calls,
             } if tool_calls.is_empty() => Some(text.as_str()),
-            Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content) => {
-                Some(content.as_str())
-            }
             _ => None,
         })
+        .chain(tool_outputs(messages))
         .chain([transcript])
         .collect()
+}
+
+/// What the tools printed in the whole conversation (not mm's own answers to calls).
+fn tool_outputs(messages: &[Message]) -> impl Iterator<Item = &str> {
+    messages.iter().filter_map(|m| match m {
+        Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content) => {
+            Some(content.as_str())
+        }
+        _ => None,
+    })
 }
 
 /// Whether a text reply is junk (a call in an answer step always is).

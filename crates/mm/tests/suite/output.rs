@@ -1482,14 +1482,7 @@ fn an_answer_with_no_identifier_left_to_look_up_is_the_answer_at_once() {
         "Is 10000 steps a day enough? And how far does an A380 fly?",
         "What is 21 °C in Fahrenheit, on 2026-12-09?",
     ] {
-        let case = ticket_case();
-        let server = ScriptedServer::start(vec![Reply::text("Yes.")]);
-        case.mm(&server)
-            .args(["-p", question])
-            .assert()
-            .success()
-            .stdout("Yes.\n");
-        assert_eq!(server.requests().len(), 1, "{question}");
+        answered_at_once(&ticket_case(), question, "Yes.");
     }
 
     let (case, server) = after_a_listing(vec![Reply::text("INC-40731 is the VPN ticket.")]);
@@ -1525,22 +1518,28 @@ fn without_a_tool_that_could_take_it_an_identifier_asks_for_no_call() {
     command: ["./rec", "{{zone}}", "{{target}}"]
 "#,
     ));
-    let server = ScriptedServer::start(vec![Reply::text("The CR2032 is thicker.")]);
-    case.mm(&server)
-        .args(["-p", "Is a CR2032 or a CR2025 battery thicker?"])
-        .assert()
-        .success()
-        .stdout("The CR2032 is thicker.\n");
-    assert_eq!(server.requests().len(), 1);
+    answered_at_once(
+        &case,
+        "Is a CR2032 or a CR2025 battery thicker?",
+        "The CR2032 is thicker.",
+    );
+    answered_at_once(
+        &Case::new("---\nyolo: true\n---\nYou are a test agent.\n"),
+        "What does error E4021 mean?",
+        "E4021 means the disk is full.",
+    );
+}
 
-    let case = Case::new("---\nyolo: true\n---\nYou are a test agent.\n");
-    let server = ScriptedServer::start(vec![Reply::text("E4021 means the disk is full.")]);
+/// `question` in print mode, the model answering `answer` at once: that is the answer, after
+/// one request.
+fn answered_at_once(case: &Case, question: &str, answer: &str) {
+    let server = ScriptedServer::start(vec![Reply::text(answer)]);
     case.mm(&server)
-        .args(["-p", "What does error E4021 mean?"])
+        .args(["-p", question])
         .assert()
         .success()
-        .stdout("E4021 means the disk is full.\n");
-    assert_eq!(server.requests().len(), 1);
+        .stdout(format!("{answer}\n"));
+    assert_eq!(server.requests().len(), 1, "{question}");
 }
 
 /// Whatever a tool printed earlier in the conversation counts as shown, past the transcript's
