@@ -375,15 +375,15 @@ pub async fn run_turn(
             // "INC-40698 is currently open." with nothing looked up: the model answered from
             // imagination about the thing the user named. It is asked once for a call held to
             // the tools' schemas, as after an invalid round; its reply is never shown.
-            let start_of_nothing = messages.len();
-            seen.repaired_round = Some(start_of_nothing..start_of_nothing);
-            (opts.events)(&Event::Warning {
-                message: format!(
-                    "the model answered about {} without looking it up; asking it for the call",
+            ask = ask_for_the_call(
+                &mut seen,
+                messages,
+                opts,
+                &format!(
+                    "the model answered about {} without looking it up",
                     judging.unlooked.join(", ")
                 ),
-            });
-            ask = Ask::Call;
+            );
             continue;
         }
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
@@ -434,15 +434,12 @@ pub async fn run_turn(
             // "You can use the `close_ticket` function", "I need to look up the ticket": the
             // model meant to call. It is asked once for a call held to the tools' schemas, as
             // after an invalid round.
-            let start_of_nothing = messages.len();
-            seen.repaired_round = Some(start_of_nothing..start_of_nothing);
-            (opts.events)(&Event::Warning {
-                message: format!(
-                    "the model's reply was not an answer ({}); asking it for the call",
-                    junk.describe()
-                ),
-            });
-            ask = Ask::Call;
+            ask = ask_for_the_call(
+                &mut seen,
+                messages,
+                opts,
+                &format!("the model's reply was not an answer ({})", junk.describe()),
+            );
             continue;
         }
         if may_ask_again(&seen, &result, opts) {
@@ -459,6 +456,17 @@ pub async fn run_turn(
         return Ok(fall_back(result, messages, &seen, junk, opts));
     }
     Ok(out_of_turns(result, opts))
+}
+
+/// The call step after a reply that was no call (nothing of it is kept): once a turn, like the
+/// repair step after an invalid round, with no round to leave out; the user is told `why`.
+fn ask_for_the_call(seen: &mut Seen, messages: &[Message], opts: &TurnOptions, why: &str) -> Ask {
+    let start_of_nothing = messages.len();
+    seen.repaired_round = Some(start_of_nothing..start_of_nothing);
+    (opts.events)(&Event::Warning {
+        message: format!("{why}; asking it for the call"),
+    });
+    Ask::Call
 }
 
 /// Whether a reply that was no (good) answer may be asked for once more: once a turn, and not
