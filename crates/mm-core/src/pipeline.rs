@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Arguments, ValidArgs};
@@ -235,8 +236,37 @@ impl<'a> CallPipeline<'a> {
         let params = tool.params();
         match params.validate_arguments(arguments) {
             Ok(args) => Ok((tool, args)),
-            Err(invalid) => Err(invalid.render(&call.name, params)),
+            Err(invalid) => {
+                let mut answer = invalid.render(&call.name, params);
+                if let Some(other) = self.taker_of(&invalid.off_enum, &call.name) {
+                    let values: Vec<String> =
+                        invalid.off_enum.iter().map(Value::to_string).collect();
+                    let (values, verb) = match values.as_slice() {
+                        [one] => (one.clone(), "is a value"),
+                        [init @ .., last] => {
+                            (format!("{} and {last}", init.join(", ")), "are values")
+                        }
+                        [] => (String::new(), ""),
+                    };
+                    answer.push_str(&format!(
+                        "\n{values} {verb} that {other} takes: if that is what the user asked for, call {other} instead."
+                    ));
+                }
+                Err(answer)
+            }
         }
+    }
+
+    /// The one other tool whose enums take all of `values`, the values `tool`'s enums refused:
+    /// a small model sends a currency to the weight converter (Qwen2.5-Coder-0.5B, "How much is
+    /// 250 euros in US dollars?"), and told only that `"EUR"` is not a weight it sends a weight.
+    fn taker_of(&self, values: &[Value], tool: &str) -> Option<String> {
+        let mut takers = self
+            .registry
+            .iter()
+            .filter(|t| t.spec().name != tool && t.params().enum_takes_all(values));
+        let first = takers.next()?;
+        takers.next().is_none().then(|| first.spec().name.clone())
     }
 
     async fn consent_and_run(

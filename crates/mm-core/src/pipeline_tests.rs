@@ -653,3 +653,95 @@ async fn a_calls_duration_leaves_the_dialog_out_and_its_record_holds_the_decoded
     });
     assert_eq!(reported, Some(record.duration_ms));
 }
+
+/// A tool of two enum parameters, `from` and `to`, that writes nothing.
+struct Converter {
+    spec: ToolSpec,
+    params: Params,
+}
+
+impl Converter {
+    fn new(name: &str, units: &[&str]) -> Arc<Self> {
+        let unit = |name: &str| ParamSpec {
+            name: name.into(),
+            ty: ParamType::String,
+            description: None,
+            required: true,
+            enum_values: Some(units.iter().map(|u| json!(u)).collect()),
+            default: None,
+            schema: None,
+        };
+        let params = Params {
+            params: vec![unit("from"), unit("to")],
+            deny_unknown: true,
+        };
+        Arc::new(Self {
+            spec: ToolSpec {
+                name: name.into(),
+                description: "Converts.".into(),
+                parameters: params.model_schema(),
+            },
+            params,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for Converter {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn params(&self) -> &Params {
+        &self.params
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp
+    }
+    async fn run(&self, _: &ValidArgs, _: &ToolCtx, _: &mut Output) -> Outcome {
+        Outcome::Success
+    }
+}
+
+#[tokio::test]
+async fn values_another_tool_takes_are_named_with_that_tool() {
+    let mut f = Fixture::new();
+    f.registry
+        .add(Converter::new("convert_weight", &["g", "kg", "lb"]));
+    f.registry
+        .add(Converter::new("exchange", &["EUR", "USD", "GBP"]));
+    f.registry
+        .add(Converter::new("convert_length", &["cm", "m", "ft"]));
+    let p = f.pipeline(Consent::Granted, 8000);
+
+    let both = handle(&p, "convert_weight", r#"{"from":"EUR","to":"USD"}"#).await;
+    assert!(!both.ok);
+    assert!(
+        both.content.ends_with(
+            "\n\"EUR\" and \"USD\" are values that exchange takes: if that is what the user asked for, call exchange instead."
+        ),
+        "{}",
+        both.content
+    );
+    let one = handle(&p, "convert_weight", r#"{"from":"kg","to":"GBP"}"#).await;
+    assert!(
+        one.content
+            .ends_with("\n\"GBP\" is a value that exchange takes: if that is what the user asked for, call exchange instead."),
+        "{}",
+        one.content
+    );
+    // Values no other tool takes, or that two tools' enums split between them, name no tool.
+    for arguments in [
+        r#"{"from":"kg","to":"stone"}"#,
+        r#"{"from":"ft","to":"USD"}"#,
+    ] {
+        let result = handle(&p, "convert_weight", arguments).await;
+        assert!(!result.ok);
+        assert!(
+            result
+                .content
+                .ends_with("Call convert_weight again with each parameter as its own field."),
+            "{arguments}: {}",
+            result.content
+        );
+    }
+}

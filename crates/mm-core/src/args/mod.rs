@@ -122,6 +122,9 @@ pub struct Invalid {
     pub problems: Vec<String>,
     /// The arguments exactly as the model sent them.
     pub raw: String,
+    /// The values sent for enum parameters that the enum refused (`"EUR"` for a weight unit),
+    /// so that the pipeline can name another tool that takes them.
+    pub off_enum: Vec<Value>,
 }
 
 impl Params {
@@ -142,6 +145,7 @@ impl Params {
         let invalid = |problem: String| Invalid {
             problems: vec![problem],
             raw: raw.to_string(),
+            off_enum: Vec::new(),
         };
         let (sent, text) = arguments.decoded.clone().map_err(invalid)?;
         // Each value's text as the model wrote it: numbers are checked against it (a float that
@@ -149,6 +153,7 @@ impl Params {
         let written: HashMap<String, &RawValue> = serde_json::from_str(&text).unwrap_or_default();
 
         let mut problems = Vec::new();
+        let mut off_enum = Vec::new();
         let mut out = Map::new();
         for spec in &self.params {
             match (sent.get(&spec.name), &spec.default) {
@@ -169,6 +174,9 @@ impl Params {
                         out.insert(spec.name.clone(), value);
                     }
                     Err(reasons) => {
+                        if spec.enum_values.is_some() {
+                            off_enum.push(value.clone());
+                        }
                         problems.extend(reasons.into_iter().map(|r| format!("{}: {r}", spec.name)));
                     }
                 },
@@ -194,6 +202,7 @@ impl Params {
             Err(Invalid {
                 problems,
                 raw: raw.to_string(),
+                off_enum,
             })
         }
     }
@@ -204,6 +213,25 @@ impl Params {
     /// text, not refused by a grammar or a client-side schema check.
     pub fn model_schema(&self) -> Value {
         self.schema_for_model(true)
+    }
+
+    /// Whether every one of `values` (words, not numbers) is among the enum values of one of
+    /// these parameters: the values another tool's enum refused may be this tool's (`"EUR"`
+    /// sent to a weight converter belongs to the currency one).
+    pub fn enum_takes_all(&self, values: &[Value]) -> bool {
+        let word = |v: &Value| {
+            v.as_str()
+                .is_some_and(|s| s.chars().any(char::is_alphabetic))
+        };
+        !values.is_empty()
+            && values.iter().all(|value| {
+                word(value)
+                    && self.params.iter().any(|p| {
+                        p.enum_values.as_ref().is_some_and(|allowed| {
+                            allowed.iter().any(|a| same_value(p.ty, a, value))
+                        })
+                    })
+            })
     }
 
     /// [`model_schema`](Self::model_schema) for the built-in tools, whose every byte is paid by
