@@ -654,63 +654,41 @@ async fn a_calls_duration_leaves_the_dialog_out_and_its_record_holds_the_decoded
     assert_eq!(reported, Some(record.duration_ms));
 }
 
-/// A tool of two enum parameters, `from` and `to`, that writes nothing.
-struct Converter {
-    spec: ToolSpec,
-    params: Params,
-}
-
-impl Converter {
-    fn new(name: &str, units: &[&str]) -> Arc<Self> {
-        let unit = |name: &str| ParamSpec {
+/// A tool named `name` of two enum parameters, `from` and `to`, taking `units`.
+fn converter(name: &str, units: &[&str]) -> Arc<Writer> {
+    let unit = |name: &str| ParamSpec {
+        name: name.into(),
+        ty: ParamType::String,
+        description: None,
+        required: true,
+        enum_values: Some(units.iter().map(|u| json!(u)).collect()),
+        default: None,
+        schema: None,
+    };
+    let params = Params {
+        params: vec![unit("from"), unit("to")],
+        deny_unknown: true,
+    };
+    Arc::new(Writer {
+        spec: ToolSpec {
             name: name.into(),
-            ty: ParamType::String,
-            description: None,
-            required: true,
-            enum_values: Some(units.iter().map(|u| json!(u)).collect()),
-            default: None,
-            schema: None,
-        };
-        let params = Params {
-            params: vec![unit("from"), unit("to")],
-            deny_unknown: true,
-        };
-        Arc::new(Self {
-            spec: ToolSpec {
-                name: name.into(),
-                description: "Converts.".into(),
-                parameters: params.model_schema(),
-            },
-            params,
-        })
-    }
-}
-
-#[async_trait]
-impl Tool for Converter {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn params(&self) -> &Params {
-        &self.params
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Mcp
-    }
-    async fn run(&self, _: &ValidArgs, _: &ToolCtx, _: &mut Output) -> Outcome {
-        Outcome::Success
-    }
+            description: "Converts.".into(),
+            parameters: params.model_schema(),
+        },
+        params,
+        runs: Mutex::new(0),
+    })
 }
 
 #[tokio::test]
 async fn values_another_tool_takes_are_named_with_that_tool() {
     let mut f = Fixture::new();
     f.registry
-        .add(Converter::new("convert_weight", &["g", "kg", "lb"]));
+        .add(converter("convert_weight", &["g", "kg", "lb"]));
     f.registry
-        .add(Converter::new("exchange", &["EUR", "USD", "GBP"]));
+        .add(converter("exchange", &["EUR", "USD", "GBP"]));
     f.registry
-        .add(Converter::new("convert_length", &["cm", "m", "ft"]));
+        .add(converter("convert_length", &["cm", "m", "ft"]));
     let p = f.pipeline(Consent::Granted, 8000);
 
     let both = handle(&p, "convert_weight", r#"{"from":"EUR","to":"USD"}"#).await;
