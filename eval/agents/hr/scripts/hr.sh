@@ -84,7 +84,7 @@ case "$cmd" in
     allow_flags notify-manager; npos 1
     notify="$(opt notify-manager true)"; one_of "$notify" notify-manager true false
     r="$(printf '%s' "${pos[0]}" | tr '[:lower:]' '[:upper:]')"
-    [[ "$r" =~ ^LV-[0-9]{4}$ ]] || usage "not a request id: '${pos[0]}' (they look like LV-2291)"
+    [[ "$r" =~ ^LV-[0-9]{4}$ ]] || usage "not a request id: '${pos[0]}' (they look like LV-1187)"
     case "$r" in
       LV-2291) echo "LV-2291 cancelled (vacation, 5 days from 2026-12-21); the days are back in the balance." ;;
       LV-2292) echo "LV-2292 cancelled (sick leave)." ;;
