@@ -238,19 +238,12 @@ impl<'a> CallPipeline<'a> {
             Ok(args) => Ok((tool, args)),
             Err(invalid) => {
                 let mut answer = invalid.render(&call.name, params);
-                if let Some(other) = self.taker_of(&invalid.off_enum, &call.name) {
-                    let values: Vec<String> =
-                        invalid.off_enum.iter().map(Value::to_string).collect();
-                    let (values, verb) = match values.as_slice() {
-                        [one] => (one.clone(), "is a value"),
-                        [init @ .., last] => {
-                            (format!("{} and {last}", init.join(", ")), "are values")
-                        }
-                        [] => (String::new(), ""),
-                    };
-                    answer.push_str(&format!(
-                        "\n{values} {verb} that {other} takes: if that is what the user asked for, call {other} instead."
-                    ));
+                if let Some(line) = self
+                    .taker_of(&invalid.off_enum, &call.name)
+                    .and_then(|other| invalid.taken_by(&other))
+                {
+                    answer.push('\n');
+                    answer.push_str(&line);
                 }
                 Err(answer)
             }

@@ -483,6 +483,22 @@ impl Invalid {
         );
         text
     }
+
+    /// The last line of the answer when `other` is the one tool whose enums take every value
+    /// this call's enums refused: `"EUR" and "USD" are values that exchange takes: if that is
+    /// what the user asked for, call exchange instead.` `None` when no enum refused a value.
+    pub fn taken_by(&self, other: &str) -> Option<String> {
+        let values: Vec<String> = self.off_enum.iter().map(Value::to_string).collect();
+        let (last, init) = values.split_last()?;
+        let (values, verb) = if init.is_empty() {
+            (last.clone(), "is a value")
+        } else {
+            (format!("{} and {last}", init.join(", ")), "are values")
+        };
+        Some(format!(
+            "{values} {verb} that {other} takes: if that is what the user asked for, call {other} instead."
+        ))
+    }
 }
 
 /// Arguments the validator accepted and coerced. Only [`Params::validate`] makes one, so a tool
