@@ -326,6 +326,9 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
             r#"{"type": "function", "function": {"name": "status", "arguments": "{\"service\":\"billing\"}"}}"#,
             r#"I will check: {"name": "status", "arguments": {"service": "billing"}}"#,
             "{\"name\": \"lookup\", \"arguments\": {}}\n{\"name\": \"search\", \"arguments\": {\"q\": \"billing\"}}",
+            // Real (Qwen2.5-Coder-0.5B, 2026-12-07, eval/agents/shipping): one `}` short.
+            r#"{"name": "devolver", "arguments": {"pedido": 58213, "linea": 1, "motivo": "lata"}"#,
+            "```json\n{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"\n```",
         ],
         seen => Some(Junk::ToolList) => [
             r#"[{"type": "function", "function": {"name": "status", "description": "Report the status of a service.", "parameters": {"type": "object", "properties": {"service": {"type": "string"}}}}}]"#,
@@ -335,6 +338,7 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
         ],
         seen => None => [
             r#"You could call {"name": "get_weather", "arguments": {}} from your own code."#,
+            r#"{"service": "billing", "status": "running"} is what it said."#,
             "The status (running) is fine.",
             "status: running",
             r#"The billing service reports {"state": "running", "version": "2.3.1"}."#,

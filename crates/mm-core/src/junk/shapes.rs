@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use crate::text::closed_json;
+
 /// Markers of a call written as text, in the forms chat templates use (lower-cased).
 const CALL_MARKERS: &[&str] = &[
     "<tool_call>",
@@ -34,6 +36,12 @@ struct Written {
 
 impl Written {
     fn of(answer: &str) -> Self {
+        if let Some(value) = Self::cut_short(answer) {
+            return Self {
+                values: vec![value],
+                nothing_else: true,
+            };
+        }
         let mut values = Vec::new();
         let mut spans: Vec<Range<usize>> = Vec::new();
         let mut from = 0;
@@ -73,6 +81,28 @@ impl Written {
             values,
             nothing_else,
         }
+    }
+}
+
+impl Written {
+    /// A reply that is nothing but one JSON value short of its last closing brackets (fenced or
+    /// not): that value, closed.
+    fn cut_short(answer: &str) -> Option<Value> {
+        let body = answer.trim();
+        let body = body
+            .strip_prefix("<|python_tag|>")
+            .unwrap_or(body)
+            .trim_start();
+        let body = match body.strip_prefix("```") {
+            Some(fenced) => fenced.split_once('\n')?.1,
+            None => body,
+        };
+        let body = body.trim_end();
+        let body = body.strip_suffix("```").unwrap_or(body);
+        let closed = closed_json(body)?;
+        serde_json::from_str::<Value>(&closed)
+            .ok()
+            .filter(|v| v.is_object() || v.is_array())
     }
 }
 

@@ -29,6 +29,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::text::closed_json;
 use crate::tools::ToolSpec;
 
 /// A call found in the text: the tool's name and its arguments as JSON text.
@@ -211,6 +212,11 @@ fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
         return call_of(value.as_object()?, known).map(|call| vec![call]);
     }
     if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return calls_of(&value, known);
+    }
+    if let Some(value) = closed_json(body).and_then(|c| serde_json::from_str::<Value>(&c).ok()) {
+        // A call one or more brackets short at the end (Qwen2.5-Coder-0.5B: `{"name": …,
+        // "arguments": {…}` and then the end of its reply): the call it is.
         return calls_of(&value, known);
     }
     // A call, then anything (more calls, a `{"response": …}`, text): the first call is the

@@ -137,6 +137,16 @@ cases! {
     // its call in doubled braces, then an answer it made up; mm asked for an answer instead.
     real_qwen15_call_in_doubled_braces: "{{\"name\": \"read_file\", \"arguments\": {\"path\": \"77104\"}}}Yes, your order 77104 is on its way."
         => "", [("read_file", r#"{"path":"77104"}"#)];
+    // Qwen2.5-Coder-0.5B (2026-12-07, eval/agents/shipping, after a call that worked): its
+    // next call one `}` short, the end of its reply; mm showed it as the answer before.
+    real_qwen05_call_one_brace_short: "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    cut_short_unknown_alone_is_a_call_to_answer: "{\"name\": \"devolver\", \"arguments\": {\"pedido\": 58213, \"motivo\": \"lata\"}"
+        => "", [("devolver", r#"{"pedido":58213,"motivo":"lata"}"#)];
+    cut_inside_a_string_stays_text: "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls"
+        => "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls", [];
+    cut_short_data_stays_text: "{\"version\": \"1.2\", \"notes\": {\"a\": 1}"
+        => "{\"version\": \"1.2\", \"notes\": {\"a\": 1}", [];
     doubled_braces_data_stays_text: "{{\"a\": 1}}" => "{{\"a\": 1}}", [];
     tag_wrapped_call_closed: "<function_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</function_call>"
         => "", [("bash", r#"{"command":"ls"}"#)];
