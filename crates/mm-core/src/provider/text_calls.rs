@@ -17,6 +17,8 @@
 //!   "arguments":{…}}</tools>`, `<function_call>…`; Qwen2.5-Coder-1.5B wrote `<tools>`), as the
 //!   whole reply, when what is inside is a call and not a tool's definition;
 //! - a call object inside one brace too many (`{{"name":…,"arguments":{…}}}`; Qwen2.5-Coder-1.5B);
+//! - a reply that is nothing but a call object short of its last closing brackets
+//!   (`{"name":…,"arguments":{…}` and the end; Qwen2.5-Coder-0.5B);
 //! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
 //!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
 //!   tool.
