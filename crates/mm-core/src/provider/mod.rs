@@ -24,7 +24,9 @@ use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
 
 pub use client::Provider;
-pub use wire::{ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS, ANSWER_WITH_THEM, answer_with};
+pub use wire::{
+    ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS, ANSWER_WITH_THEM, answer_with, call_again,
+};
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]

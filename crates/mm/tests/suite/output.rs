@@ -1571,3 +1571,131 @@ fn an_identifier_from_a_long_earlier_output_runs_at_once() {
     assert_eq!(case.calls(), [["status", "INC-40714"]]);
     assert_eq!(server.requests().len(), 3);
 }
+
+/// A light switch that refuses a brightness when switching off (exit code 2, the usage-error
+/// convention), as eval/agents/home's does.
+const LIGHT_TOOLS: &str = r#"  light:
+    description: Switch a light.
+    parameters:
+      room: {type: string}
+      on: {type: boolean}
+      brightness: {type: integer, required: false}
+    command: ["./light", "{{room}}", "--on={{on}}", "--brightness={{brightness}}"]
+"#;
+
+const LIGHT: &str = r#"#!/bin/sh
+here="$(dirname "$0")"
+{ for a in "$@"; do printf '%s\0' "$a"; done; printf '\n'; } >> "$here/argv.log"
+case "$2 $3" in
+  '--on=false --brightness='*) echo 'brightness only applies when switching on'; exit 2 ;;
+  '--on=false '*) echo "$1: off" ;;
+  *) echo "$1: on" ;;
+esac
+"#;
+
+fn light_case(exit_code: u8) -> Case {
+    let case = Case::new(&agent_with_tools(LIGHT_TOOLS));
+    case.script(
+        "light",
+        &LIGHT.replace("exit 2", &format!("exit {exit_code}")),
+    );
+    case
+}
+
+/// Real shape (Qwen2.5-Coder-1.5B, eval/agents/home `hallway-off`): the tool refused a
+/// brightness for switching off, and the model answered with the tool's complaint. mm asks
+/// once to call again with the arguments corrected or to answer directly; the first answer is
+/// never shown, and the corrected call runs.
+#[test]
+fn an_answer_after_a_refused_call_is_asked_for_the_call_again() {
+    let case = light_case(2);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("light", r#"{"room":"hallway","on":false,"brightness":0}"#),
+        Reply::text("The tool says brightness only applies when switching on."),
+        Reply::tool_call("light", r#"{"room":"hallway","on":false}"#),
+        Reply::text("The hallway light is off."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Switch off the hallway light."])
+        .assert()
+        .success()
+        .stdout("The hallway light is off.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("light refused its arguments (exit code 2)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        case.calls(),
+        vec![
+            vec![
+                "hallway".to_string(),
+                "--on=false".into(),
+                "--brightness=0".into()
+            ],
+            vec!["hallway".to_string(), "--on=false".into()],
+        ]
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let again = &requests[2];
+    assert!(
+        again["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "calls allowed"
+    );
+    assert!(
+        again.get("tool_choice").is_none_or(|c| c != "none"),
+        "{again}"
+    );
+    let sent = again["messages"].as_array().expect("messages");
+    let n = sent.len();
+    assert_eq!(
+        sent[n - 2]["content"],
+        "The tool says brightness only applies when switching on."
+    );
+    assert_eq!(
+        sent[n - 1]["content"],
+        "The tool light refused those arguments (its message is above). Call light again with \
+         them corrected, or, if my question needs no tool, answer it directly."
+    );
+    // The tool's complaint is in front of the model as it was.
+    assert!(
+        tool_messages(again)[0].contains("brightness only applies when switching on"),
+        "{again}"
+    );
+}
+
+/// Asked again, the model may answer in words: that answer is the answer.
+#[test]
+fn after_a_refused_call_an_answer_in_words_asked_again_is_the_answer() {
+    let case = light_case(2);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("light", r#"{"room":"hallway","on":false,"brightness":0}"#),
+        Reply::text("Brightness only applies when switching on."),
+        Reply::text("I could not switch it off: the switch refused a brightness for off."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "Switch off the hallway light."])
+        .assert()
+        .success()
+        .stdout("I could not switch it off: the switch refused a brightness for off.\n");
+    assert_eq!(server.requests().len(), 3);
+}
+
+/// A tool that failed otherwise (exit code 1: "no such ticket", a real answer) is not asked
+/// about again: the model's answer stands at once.
+#[test]
+fn an_answer_after_a_call_that_failed_otherwise_is_the_answer_at_once() {
+    let case = light_case(1);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("light", r#"{"room":"hallway","on":false,"brightness":0}"#),
+        Reply::text("The switch said brightness only applies when switching on."),
+    ]);
+    case.mm(&server)
+        .args(["-p", "Switch off the hallway light."])
+        .assert()
+        .success()
+        .stdout("The switch said brightness only applies when switching on.\n");
+    assert_eq!(server.requests().len(), 2);
+}
