@@ -81,7 +81,6 @@ use crate::provider::{
     ChatRequest, ChatResponse, Message, Provider, ProviderError, StreamDelta, ToolCall, Usage,
 };
 use crate::registry::Registry;
-use crate::tools::ToolKind;
 
 mod hold;
 mod references;
@@ -160,10 +159,6 @@ enum Ask {
     /// The answer again, after one that left out every reference the calls gave back: the
     /// conversation, that answer, and a request naming what it left out.
     Reference,
-    /// A call or an answer again, after the model answered in words when a declared tool had
-    /// refused its arguments (exit code 2): the conversation, that answer, and a request to
-    /// call the tool again with them corrected or to answer directly.
-    Refused,
 }
 
 impl Ask {
@@ -171,7 +166,7 @@ impl Ask {
     /// and the results in one fresh message.
     fn again(self) -> Self {
         match self {
-            Ask::Any | Ask::Call | Ask::Refused => Ask::Answer,
+            Ask::Any | Ask::Call => Ask::Answer,
             Ask::Answer | Ask::FreshAnswer | Ask::Reference => Ask::FreshAnswer,
         }
     }
@@ -181,7 +176,7 @@ impl Ask {
     /// limit, minutes on a CPU) is cut and judged like any cut answer.
     fn max_tokens(self, limits: &Limits) -> u32 {
         match self {
-            Ask::Any | Ask::Refused => limits.max_tokens,
+            Ask::Any => limits.max_tokens,
             Ask::Answer | Ask::FreshAnswer | Ask::Call | Ask::Reference => {
                 limits.max_tokens.min(ANSWER_MAX_TOKENS)
             }
@@ -197,9 +192,6 @@ struct Ran {
     arguments: Option<Map<String, Value>>,
     output: String,
     ok: bool,
-    /// A declared tool that ended with exit code 2, the usage-error convention (argparse,
-    /// clap, getopt): it refused these arguments.
-    refused: bool,
 }
 
 /// What a turn has seen so far.
@@ -216,8 +208,6 @@ struct Seen {
     retries: u32,
     /// That answer, while the one asked for instead is awaited: it stands if that one is junk.
     left_out: Option<String>,
-    /// The model's reply a re-ask after a refused call answers (sent back with it).
-    said: Option<String>,
     /// The messages (indices into the conversation) of the invalid round the repair step was
     /// asked after (at most once a turn: see [`Seen::repaired`]).
     repaired_round: Option<Range<usize>>,
@@ -300,28 +290,20 @@ pub async fn run_turn(
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
         let unlooked = not_looked_up(messages, start, &seen, takes, &result, opts);
-        let mut judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
-        judging.refused = !refused_names(&seen).is_empty() && may_ask_again(&seen, &result, opts);
+        let judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
-            Ask::Reference | Ask::Refused => {
+            Ask::Reference => {
                 let mut sent = dialogue(messages, start, seen.hidden.clone());
-                let said = if ask == Ask::Refused {
-                    &seen.said
-                } else {
-                    &seen.left_out
-                };
-                if let Some(first) = said {
+                if let Some(first) = &seen.left_out {
                     sent.push(Message::Assistant {
                         content: Some(first.clone()),
                         tool_calls: vec![],
                     });
-                    sent.push(Message::User(if ask == Ask::Refused {
-                        crate::provider::call_again(&refused_names(&seen))
-                    } else {
-                        crate::provider::answer_with(&judging.references)
-                    }));
+                    sent.push(Message::User(crate::provider::answer_with(
+                        &judging.references,
+                    )));
                 }
                 sent
             }
@@ -349,7 +331,7 @@ pub async fn run_turn(
         add_usage(&mut result.usage, &reply);
         let truncated = warn_about(&reply, max_tokens, ask, opts);
 
-        if !reply.tool_calls.is_empty() && matches!(ask, Ask::Any | Ask::Call | Ask::Refused) {
+        if !reply.tool_calls.is_empty() && matches!(ask, Ask::Any | Ask::Call) {
             // Words before a call: shown as they were before the hold.
             show_held(&opts.events);
             let (fresh, round_key) = match to_run(&reply, &seen, registry, opts) {
@@ -402,30 +384,6 @@ pub async fn run_turn(
                     judging.unlooked.join(", ")
                 ),
             );
-            continue;
-        }
-        if judging.refused && ask == Ask::Any && reply.tool_calls.is_empty() {
-            // "The tool reported that brightness only applies when switching on." after the
-            // tool refused `brightness: 0` for switching off: the model gave up on the call.
-            // Measured on the project's suite: every run (54 of 54, both Qwen2.5-Coder models)
-            // that ended in words after a failed call failed its case. It is asked once to
-            // call again with the arguments corrected, or to answer directly (the call may have
-            // been one nobody wanted); this answer stands if the next reply is junk.
-            seen.retries += 1;
-            let names = refused_names(&seen);
-            (opts.events)(&Event::Warning {
-                message: format!(
-                    "{} refused its arguments (exit code 2) and the model answered without \
-                     calling again; asking it once more",
-                    names.join(", ")
-                ),
-            });
-            seen.mm_messages.push(crate::provider::call_again(&names));
-            if judge_reply(&reply, &judging, truncated).is_none() {
-                seen.left_out = Some(reply.content.clone());
-            }
-            seen.said = Some(reply.content);
-            ask = Ask::Refused;
             continue;
         }
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
@@ -498,17 +456,6 @@ pub async fn run_turn(
         return Ok(fall_back(result, messages, &seen, junk, opts));
     }
     Ok(out_of_turns(result, opts))
-}
-
-/// The declared tools of the last round that refused their arguments (exit code 2).
-fn refused_names(seen: &Seen) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for ran in &seen.ran[seen.ran.len() - seen.last_round..] {
-        if ran.refused && !names.contains(&ran.name) {
-            names.push(ran.name.clone());
-        }
-    }
-    names
 }
 
 /// The call step after a reply that was no call (nothing of it is kept): once a turn, like the
@@ -793,7 +740,6 @@ fn judging(
         names: names.to_vec(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),
         unlooked,
-        refused: false,
     }
 }
 
@@ -970,10 +916,6 @@ fn note(
             arguments: valid,
             output: outcome.content.clone(),
             ok: outcome.ok,
-            refused: outcome.exit_code == Some(2)
-                && registry
-                    .get(&call.name)
-                    .is_some_and(|tool| tool.kind() == ToolKind::Declared),
         });
     } else {
         seen.mm_messages.push(outcome.content.clone());

@@ -24,9 +24,7 @@ use crate::config::ToolCallMode;
 use crate::tools::ToolSpec;
 
 pub use client::Provider;
-pub use wire::{
-    ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS, ANSWER_WITH_THEM, answer_with, call_again,
-};
+pub use wire::{ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS, ANSWER_WITH_THEM, answer_with};
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]

@@ -139,17 +139,6 @@ pub fn answer_with(references: &[String]) -> String {
     )
 }
 
-/// The request after the model answered in words when declared tools had refused their
-/// arguments (exit code 2): `The tool light refused those arguments (its message is above).
-/// Call light again with them corrected, or, if my question needs no tool, answer it directly.`
-pub fn call_again(names: &[String]) -> String {
-    let names = names.join(" and ");
-    format!(
-        "The tool {names} refused those arguments (its message is above). Call {names} again \
-         with them corrected, or, if my question needs no tool, answer it directly."
-    )
-}
-
 /// Everything mm itself writes to ask for an answer: an answer that copies one of these is not
 /// an answer.
 pub const ANSWER_REQUESTS: [&str; 4] = [

@@ -20,9 +20,6 @@ pub(super) struct Judging {
     /// The identifiers the user's message gives that no call has looked up, while the turn may
     /// still ask for that call ([`super::not_looked_up`]): an answer is then held whole.
     pub unlooked: Vec<String>,
-    /// The last round's declared tool refused its arguments (exit code 2) and the turn may
-    /// still ask again: an answer in words is then held whole (it may be asked for a call).
-    pub refused: bool,
 }
 
 fn strs(v: &[String]) -> Vec<&str> {
@@ -75,8 +72,7 @@ impl<'j> Hold<'j> {
             return Some(text);
         }
         self.held.push_str(&text);
-        if self.held.len() > LOOK_UNTIL || !self.judging.unlooked.is_empty() || self.judging.refused
-        {
+        if self.held.len() > LOOK_UNTIL || !self.judging.unlooked.is_empty() {
             return None;
         }
         self.showing = self
