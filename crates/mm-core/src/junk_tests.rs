@@ -329,6 +329,8 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
             // Real (Qwen2.5-Coder-0.5B, 2026-12-07, eval/agents/shipping): one `}` short.
             r#"{"name": "devolver", "arguments": {"pedido": 58213, "linea": 1, "motivo": "lata"}"#,
             "```json\n{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"\n```",
+            "{'name': 'status', 'arguments': {'service': 'billing'}}",
+            "Checking: {'name': 'status', 'arguments': {'service': 'billing'}}",
         ],
         seen => Some(Junk::ToolList) => [
             r#"[{"type": "function", "function": {"name": "status", "description": "Report the status of a service.", "parameters": {"type": "object", "properties": {"service": {"type": "string"}}}}}]"#,

@@ -93,9 +93,93 @@ pub(crate) fn closed_json(text: &str) -> Option<String> {
     }))
 }
 
+/// Text with Python's literals written as JSON: single-quoted strings become double-quoted, and
+/// `True`, `False` and `None` outside strings become `true`, `false` and `null`. Small models
+/// write a call as a Python dict (`{'name': 'status', 'arguments': {'service': 'billing'}}`).
+/// `None` when the text has no single-quoted string, or a string is not closed (prose with an
+/// apostrophe: "I'm").
+pub(crate) fn python_literals(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut converted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push('"');
+                loop {
+                    let c = chars.next()?;
+                    out.push(c);
+                    match c {
+                        '\\' => out.push(chars.next()?),
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '\'' => {
+                let mut value = String::new();
+                loop {
+                    match chars.next()? {
+                        '\\' => match chars.next()? {
+                            'n' => value.push('\n'),
+                            't' => value.push('\t'),
+                            other => value.push(other),
+                        },
+                        '\'' => break,
+                        other => value.push(other),
+                    }
+                }
+                out.push_str(&serde_json::Value::String(value).to_string());
+                converted = true;
+            }
+            c if c.is_ascii_alphabetic() => {
+                let mut word = String::from(c);
+                while let Some(&next) = chars.peek() {
+                    if !(next.is_ascii_alphanumeric() || next == '_') {
+                        break;
+                    }
+                    word.push(next);
+                    chars.next();
+                }
+                out.push_str(match word.as_str() {
+                    "True" => "true",
+                    "False" => "false",
+                    "None" => "null",
+                    other => other,
+                });
+            }
+            other => out.push(other),
+        }
+    }
+    converted.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::closed_json;
+    use super::{closed_json, python_literals};
+
+    #[test]
+    fn python_literals_become_json() {
+        assert_eq!(
+            python_literals(
+                "{'name': 'status', 'arguments': {'service': 'billing', 'dry': True, 'n': None}}"
+            )
+            .as_deref(),
+            Some(
+                r#"{"name": "status", "arguments": {"service": "billing", "dry": true, "n": null}}"#
+            )
+        );
+        assert_eq!(
+            python_literals(r#"{'q': 'say "hi"', 'r': 'it\'s', "s": "a'b"}"#).as_deref(),
+            Some(r#"{"q": "say \"hi\"", "r": "it's", "s": "a'b"}"#)
+        );
+        assert_eq!(
+            python_literals("I'm fine, True."),
+            None,
+            "an apostrophe is no string"
+        );
+        assert_eq!(python_literals(r#"{"a": "b"}"#), None, "nothing to convert");
+    }
 
     #[test]
     fn json_short_of_its_last_brackets_is_closed() {

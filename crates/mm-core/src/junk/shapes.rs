@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::text::closed_json;
+use crate::text::{closed_json, python_literals};
 
 /// Markers of a call written as text, in the forms chat templates use (lower-cased).
 const CALL_MARKERS: &[&str] = &[
@@ -152,13 +152,18 @@ pub(super) fn call_as_text(answer: &str, names: &[&str]) -> bool {
     {
         return true;
     }
-    let written = Written::of(answer);
-    let called = written
-        .values
-        .iter()
-        .filter_map(call_names)
-        .any(|called| written.nothing_else || called.iter().any(|n| known(&names, n)));
-    called || answer.lines().any(|line| call_line(line, &names))
+    let called = |text: &str| {
+        let written = Written::of(text);
+        written
+            .values
+            .iter()
+            .filter_map(call_names)
+            .any(|called| written.nothing_else || called.iter().any(|n| known(&names, n)))
+    };
+    called(answer)
+        // `{'name': 'status', 'arguments': {…}}`: a Python dict for the JSON.
+        || python_literals(answer).is_some_and(|json| called(&json))
+        || answer.lines().any(|line| call_line(line, &names))
 }
 
 /// `NAME(…)`, `NAME: {…}` or `NAME {…}` as a whole line (backticks and a final `;` aside).

@@ -19,6 +19,9 @@
 //! - a call object inside one brace too many (`{{"name":…,"arguments":{…}}}`; Qwen2.5-Coder-1.5B);
 //! - a reply that is nothing but a call object short of its last closing brackets
 //!   (`{"name":…,"arguments":{…}` and the end; Qwen2.5-Coder-0.5B);
+//! - any JSON form above written as a Python dict (`{'name': 'x', 'arguments': {'a': True}}`),
+//!   when the reply is nothing but calls; and, for a known tool, the keys other models use
+//!   (`tool`, `tool_name` or `function` for the name; `args`, `input` or `params`);
 //! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
 //!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
 //!   tool.
@@ -31,7 +34,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::text::closed_json;
+use crate::text::{closed_json, python_literals};
 use crate::tools::ToolSpec;
 
 /// A call found in the text: the tool's name and its arguments as JSON text.
@@ -66,7 +69,18 @@ pub(crate) fn extract(content: &str, tools: &[ToolSpec]) -> (String, Vec<TextCal
     if !calls.is_empty() && text.is_empty() {
         return (text, calls);
     }
-    extract_with(content, &Known { tools, any: false })
+    let found = extract_with(content, &Known { tools, any: false });
+    if found.1.is_empty()
+        && let Some(json) = python_literals(content)
+    {
+        // `{'name': 'status', 'arguments': {…}}`: a Python dict for the JSON, taken when the
+        // reply is nothing but calls (the conversion would change the quotes of any prose).
+        let (text, calls) = extract_with(&json, &lenient);
+        if !calls.is_empty() && text.is_empty() {
+            return (text, calls);
+        }
+    }
+    found
 }
 
 fn extract_with(content: &str, known: &Known) -> (String, Vec<TextCall>) {
@@ -558,18 +572,35 @@ fn calls_of(value: &Value, known: &Known) -> Option<Vec<TextCall>> {
     }
 }
 
-/// `{"name": N, "arguments"|"parameters": {…}}`, also OpenAI's `{"function": {…}}` wrapper.
+/// Keys other models write for a call's tool and its arguments (`{"tool": "status", "args":
+/// {…}}`), the same the junk judge knows: taken for a known tool only.
+const OTHER_NAME_KEYS: [&str; 3] = ["tool", "tool_name", "function"];
+const OTHER_ARGUMENT_KEYS: [&str; 3] = ["args", "input", "params"];
+
+/// `{"name": N, "arguments"|"parameters": {…}}`, also OpenAI's `{"function": {…}}` wrapper, and
+/// the [other keys](OTHER_NAME_KEYS) for a known tool.
 fn call_of(object: &Map<String, Value>, known: &Known) -> Option<TextCall> {
     if let Some(Value::Object(function)) = object.get("function") {
         return call_of(function, known);
     }
-    let name = object.get("name")?.as_str()?.trim();
-    if !known.accepts(name) {
-        return None;
+    let arguments = object.get("arguments").or_else(|| object.get("parameters"));
+    if let (Some(name), Some(arguments)) = (object.get("name").and_then(Value::as_str), arguments) {
+        let name = name.trim();
+        return known.accepts(name).then(|| TextCall {
+            name: name.to_owned(),
+            arguments: arguments_text(arguments),
+        });
     }
-    let arguments = object
-        .get("arguments")
-        .or_else(|| object.get("parameters"))?;
+    let name = ["name"]
+        .iter()
+        .chain(&OTHER_NAME_KEYS)
+        .find_map(|key| object.get(*key).and_then(Value::as_str))?
+        .trim();
+    known.spec(name)?;
+    let arguments = OTHER_ARGUMENT_KEYS
+        .iter()
+        .find_map(|key| object.get(*key))
+        .or(arguments)?;
     Some(TextCall {
         name: name.to_owned(),
         arguments: arguments_text(arguments),

@@ -147,6 +147,21 @@ cases! {
         => "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls", [];
     cut_short_data_stays_text: "{\"version\": \"1.2\", \"notes\": {\"a\": 1}"
         => "{\"version\": \"1.2\", \"notes\": {\"a\": 1}", [];
+    // Python's dict for the JSON (Llama-3.2 and Qwen models write it so).
+    python_dict_call: "{'name': 'bash', 'arguments': {'command': 'ls'}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    python_dict_in_tool_call: "<tool_call>\n{'name': 'release', 'arguments': {'version': '1.2', 'dry_run': True}}\n</tool_call>"
+        => "", [("release", r#"{"version":"1.2","dry_run":true}"#)];
+    python_dict_unknown_alone_is_a_call_to_answer: "{'name': 'health-check', 'arguments': {}}"
+        => "", [("health-check", "{}")];
+    python_dict_in_prose_stays_text: "I'd run {'name': 'bash', 'arguments': {'command': 'ls'}} now."
+        => "I'd run {'name': 'bash', 'arguments': {'command': 'ls'}} now.", [];
+    other_keys_for_a_known_tool: "{\"tool\": \"bash\", \"args\": {\"command\": \"ls\"}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    function_name_as_a_string: "{\"function\": \"bash\", \"arguments\": {\"command\": \"ls\"}}"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    other_keys_for_an_unknown_name_stay_text: "{\"tool\": \"Alice\", \"input\": {\"age\": 3}}"
+        => "{\"tool\": \"Alice\", \"input\": {\"age\": 3}}", [];
     doubled_braces_data_stays_text: "{{\"a\": 1}}" => "{{\"a\": 1}}", [];
     tag_wrapped_call_closed: "<function_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</function_call>"
         => "", [("bash", r#"{"command":"ls"}"#)];

@@ -1571,3 +1571,31 @@ fn an_identifier_from_a_long_earlier_output_runs_at_once() {
     assert_eq!(case.calls(), [["status", "INC-40714"]]);
     assert_eq!(server.requests().len(), 3);
 }
+
+/// Calls written as a Python dict, and cut one brace short at the end of the reply: each is run
+/// as the call it is, streamed to nobody, and the answer after it is the answer.
+#[test]
+fn a_call_as_a_python_dict_or_cut_short_is_run_not_shown() {
+    for written in [
+        "{'name': 'status', 'arguments': {'service': 'billing'}}",
+        "{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}",
+    ] {
+        let case = Case::new(&agent_with_tools(TOOLS));
+        let server = ScriptedServer::start(vec![
+            Reply::text(written),
+            Reply::text("Billing is running."),
+        ]);
+        let out = case
+            .mm(&server)
+            .args(["-p", "status of billing", "--output-format", "stream-json"])
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert_eq!(
+            streamed(&stdout),
+            "Billing is running.",
+            "{written}: {stdout}"
+        );
+        assert_eq!(case.calls(), vec![vec!["billing".to_string()]], "{written}");
+    }
+}
