@@ -330,6 +330,8 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
             r#"{"name": "devolver", "arguments": {"pedido": 58213, "linea": 1, "motivo": "lata"}"#,
             "```json\n{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"\n```",
             "{'name': 'status', 'arguments': {'service': 'billing'}}",
+            "[status(service=\"billing\")]",
+            "```tool_code\nprint(default_api.status(service=\"billing\"))\n```",
             "Checking: {'name': 'status', 'arguments': {'service': 'billing'}}",
         ],
         seen => Some(Junk::ToolList) => [

@@ -169,6 +169,16 @@ pub(super) fn call_as_text(answer: &str, names: &[&str]) -> bool {
 /// `NAME(…)`, `NAME: {…}` or `NAME {…}` as a whole line (backticks and a final `;` aside).
 fn call_line(line: &str, names: &[&str]) -> bool {
     let line = line.trim().trim_matches('`').trim().trim_end_matches(';');
+    // `[status(…)]` (Llama 3.2, Gemma 3), `print(default_api.status(…))` (Gemma 3).
+    let line = line
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or(line);
+    let line = line
+        .strip_prefix("print(")
+        .and_then(|inner| inner.strip_suffix(')'))
+        .unwrap_or(line);
+    let line = line.strip_prefix("default_api.").unwrap_or(line);
     names.iter().any(|name| {
         let Some(rest) = line.strip_prefix(name) else {
             return false;

@@ -22,6 +22,9 @@
 //! - any JSON form above written as a Python dict (`{'name': 'x', 'arguments': {'a': True}}`),
 //!   when the reply is nothing but calls; and, for a known tool, the keys other models use
 //!   (`tool`, `tool_name` or `function` for the name; `args`, `input` or `params`);
+//! - a reply that is nothing but a list of such calls (`[status(service="billing"), …]`: Llama
+//!   3.2, Gemma 3), `print(name(args))` and `default_api.name(args)` (Gemma 3), or Phi-4-mini's
+//!   `functools[{"name":…,"arguments":{…}}]`;
 //! - a reply that is nothing but `name(args)` lines (`convert(amount=12, from="in")`,
 //!   `status("billing")`, `status({"service": "billing"})`) or `name: {…}` lines, for a known
 //!   tool.
@@ -54,6 +57,7 @@ const MISTRAL: &str = "[TOOL_CALLS]";
 const FUNCTION_NAME: &str = "<function-name>";
 const FUNCTION_NAME_END: &str = "</function-name>";
 const PYTHON_TAG: &str = "<|python_tag|>";
+const FUNCTOOLS: &str = "functools";
 /// Markers that start a call inside a reply.
 const MARKERS: [&str; 4] = [TOOL_CALL, FUNCTION, MISTRAL, FUNCTION_NAME];
 
@@ -209,6 +213,11 @@ fn mistral(block: &str, known: &Known) -> Option<(usize, Vec<TextCall>)> {
 fn whole_reply_json(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     let trimmed = content.trim();
     let trimmed = trimmed.strip_prefix(PYTHON_TAG).unwrap_or(trimmed).trim();
+    // Phi-4-mini's `functools[{"name": …, "arguments": {…}}]`.
+    let trimmed = trimmed
+        .strip_prefix(FUNCTOOLS)
+        .filter(|rest| rest.starts_with('['))
+        .unwrap_or(trimmed);
     if let Some(inner) = strip_tag_wrapper(trimmed) {
         // `<tools>{…}</tools>`: a call, unless it is a tool's definition written out.
         let body = strip_fence(inner);
@@ -290,6 +299,16 @@ pub(crate) fn starts_with_complete_call(content: &str) -> bool {
 /// each naming a known tool.
 fn whole_reply_lines(content: &str, known: &Known) -> Option<Vec<TextCall>> {
     let body = strip_any_fence(content.trim());
+    // Llama 3.2's and Gemma 3's list of calls: `[status(service="billing"), light(on=true)]`.
+    if let Some(inner) = body.strip_prefix('[').and_then(|b| b.strip_suffix(']')) {
+        let calls: Option<Vec<TextCall>> = split_top_level(inner)
+            .into_iter()
+            .map(|part| line_call(part.trim(), known))
+            .collect();
+        if let Some(calls) = calls.filter(|calls| !calls.is_empty()) {
+            return Some(calls);
+        }
+    }
     let mut calls = Vec::new();
     for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
         calls.push(line_call(line, known)?);
@@ -301,6 +320,12 @@ fn whole_reply_lines(content: &str, known: &Known) -> Option<Vec<TextCall>> {
 /// `Note: {…}` or `f(x)` must stay text).
 fn line_call(line: &str, known: &Known) -> Option<TextCall> {
     let line = line.strip_suffix(';').unwrap_or(line).trim();
+    // Gemma 3's `print(status(service="billing"))`, and `default_api.` before the name.
+    let line = line
+        .strip_prefix("print(")
+        .and_then(|inner| inner.strip_suffix(')'))
+        .map_or(line, str::trim);
+    let line = line.strip_prefix("default_api.").unwrap_or(line);
     let name_end = line
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
         .unwrap_or(line.len());
@@ -731,9 +756,15 @@ impl TextGate {
             } else if start.starts_with('<') && !opens_marker(start) {
                 // `<tools>{…`: a call in a tag of the model's own.
                 tag_wrapper_opening(start)
-            } else if start.starts_with('{') || start.starts_with(PYTHON_TAG) {
+            } else if start.starts_with('{')
+                || start.starts_with(PYTHON_TAG)
+                || start.starts_with("functools[")
+            {
                 // Could be a call written as the whole reply: wait for its end.
                 Some(true)
+            } else if let Some(rest) = start.strip_prefix('[') {
+                // `[{"name": …}]` or `[status(…)]`: a list of calls.
+                list_opening(rest.trim_start())
             } else {
                 // `name(…)` or `name: {…}`: wait until the opening tells.
                 call_line_opening(start)
@@ -793,6 +824,15 @@ fn call_line_opening(start: &str) -> Option<bool> {
     }
 }
 
+/// For a reply that starts with `[`: whether what follows opens a call (`{`, or `name(`);
+/// `None`: too early to tell. `[TOOL_CALLS]` and prose (`[1] First`) are not held here.
+fn list_opening(rest: &str) -> Option<bool> {
+    match rest.chars().next()? {
+        '{' => Some(true),
+        _ => call_line_opening(rest).map(|call| call && !rest.starts_with("TOOL_CALLS")),
+    }
+}
+
 /// Whether `start` is, or begins like, one of the markers read elsewhere (`<tool_call>`, …).
 fn opens_marker(start: &str) -> bool {
     MARKERS.iter().any(|m| {
@@ -833,6 +873,10 @@ fn tag_wrapper_opening(start: &str) -> Option<bool> {
 /// early to tell).
 fn fence_opening(start: &str) -> Option<bool> {
     let (info, body) = start[3..].split_once('\n')?;
+    if info.trim().eq_ignore_ascii_case("tool_code") {
+        // Gemma 3's block for its calls.
+        return Some(true);
+    }
     let body = body.trim_start();
     let first = body.chars().next()?;
     let info = info.trim();

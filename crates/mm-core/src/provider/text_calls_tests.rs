@@ -162,6 +162,16 @@ cases! {
         => "", [("bash", r#"{"command":"ls"}"#)];
     other_keys_for_an_unknown_name_stay_text: "{\"tool\": \"Alice\", \"input\": {\"age\": 3}}"
         => "{\"tool\": \"Alice\", \"input\": {\"age\": 3}}", [];
+    // The forms of the model makers' own tool-use guides: Llama 3.2's and Gemma 3's list of
+    // Python calls, Gemma 3's `tool_code` block with `print(…)`, Phi-4-mini's `functools[…]`.
+    python_list_of_calls: "[bash(command=\"ls\"), read_file(path='a.txt', limit=3)]"
+        => "", [("bash", r#"{"command":"ls"}"#), ("read_file", r#"{"path":"a.txt","limit":3}"#)];
+    tool_code_print_default_api: "```tool_code\nprint(default_api.bash(command=\"ls\"))\n```"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    functools_list: "functools[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]"
+        => "", [("bash", r#"{"command":"ls"}"#)];
+    list_of_unknown_calls_stays_text: "[max(1, 2), min(3, 4)]" => "[max(1, 2), min(3, 4)]", [];
+    print_of_text_stays_text: "print(\"hello\")" => "print(\"hello\")", [];
     doubled_braces_data_stays_text: "{{\"a\": 1}}" => "{{\"a\": 1}}", [];
     tag_wrapped_call_closed: "<function_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</function_call>"
         => "", [("bash", r#"{"command":"ls"}"#)];
@@ -282,6 +292,29 @@ fn gate_holds_fenced_json_but_not_other_code() {
     assert_eq!(
         gate_run(&["```json\n{\"a\": 1}\n```"], &tools()),
         "```json\n{\"a\": 1}\n```"
+    );
+}
+
+#[test]
+fn gate_holds_lists_of_calls_and_tool_code_but_not_bracketed_prose() {
+    for chunks in [
+        &["[", "bash(command=", "\"ls\")]"][..],
+        &[
+            "[{\"name\": \"bash\", ",
+            "\"arguments\": {\"command\": \"ls\"}}]",
+        ],
+        &["funct", "ools[{\"name\": \"bash\", \"arguments\": {}}]"],
+        &["```tool", "_code\nprint(bash(command=\"ls\"))\n```"],
+    ] {
+        assert_eq!(gate_run(chunks, &tools()), "", "{chunks:?}");
+    }
+    assert_eq!(
+        gate_run(&["[1] First", " point."], &tools()),
+        "[1] First point."
+    );
+    assert_eq!(
+        gate_run(&["[the docs](https://x.y) say so"], &tools()),
+        "[the docs](https://x.y) say so"
     );
 }
 
