@@ -154,6 +154,20 @@ pub(crate) fn python_literals(text: &str) -> Option<String> {
     converted.then_some(out)
 }
 
+/// A call line without the wrappers models put around it: `[…]` (a list of one call; Llama 3.2,
+/// Gemma 3), `print(…)` and `default_api.` (Gemma 3).
+pub(crate) fn bare_call(line: &str) -> &str {
+    let line = line
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .map_or(line, str::trim);
+    let line = line
+        .strip_prefix("print(")
+        .and_then(|inner| inner.strip_suffix(')'))
+        .map_or(line, str::trim);
+    line.strip_prefix("default_api.").unwrap_or(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{closed_json, python_literals};

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::text::{closed_json, python_literals};
+use crate::text::{bare_call, closed_json, python_literals};
 
 /// Markers of a call written as text, in the forms chat templates use (lower-cased).
 const CALL_MARKERS: &[&str] = &[
@@ -169,16 +169,7 @@ pub(super) fn call_as_text(answer: &str, names: &[&str]) -> bool {
 /// `NAME(…)`, `NAME: {…}` or `NAME {…}` as a whole line (backticks and a final `;` aside).
 fn call_line(line: &str, names: &[&str]) -> bool {
     let line = line.trim().trim_matches('`').trim().trim_end_matches(';');
-    // `[status(…)]` (Llama 3.2, Gemma 3), `print(default_api.status(…))` (Gemma 3).
-    let line = line
-        .strip_prefix('[')
-        .and_then(|inner| inner.strip_suffix(']'))
-        .unwrap_or(line);
-    let line = line
-        .strip_prefix("print(")
-        .and_then(|inner| inner.strip_suffix(')'))
-        .unwrap_or(line);
-    let line = line.strip_prefix("default_api.").unwrap_or(line);
+    let line = bare_call(line);
     names.iter().any(|name| {
         let Some(rest) = line.strip_prefix(name) else {
             return false;

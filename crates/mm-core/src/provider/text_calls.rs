@@ -37,7 +37,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::text::{closed_json, python_literals};
+use crate::text::{bare_call, closed_json, python_literals};
 use crate::tools::ToolSpec;
 
 /// A call found in the text: the tool's name and its arguments as JSON text.
@@ -320,12 +320,7 @@ fn whole_reply_lines(content: &str, known: &Known) -> Option<Vec<TextCall>> {
 /// `Note: {…}` or `f(x)` must stay text).
 fn line_call(line: &str, known: &Known) -> Option<TextCall> {
     let line = line.strip_suffix(';').unwrap_or(line).trim();
-    // Gemma 3's `print(status(service="billing"))`, and `default_api.` before the name.
-    let line = line
-        .strip_prefix("print(")
-        .and_then(|inner| inner.strip_suffix(')'))
-        .map_or(line, str::trim);
-    let line = line.strip_prefix("default_api.").unwrap_or(line);
+    let line = bare_call(line);
     let name_end = line
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
         .unwrap_or(line.len());
