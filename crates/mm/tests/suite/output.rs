@@ -773,12 +773,15 @@ fn a_call_written_as_text_is_not_streamed_as_the_answer() {
 }
 
 /// Qwen2.5-Coder-1.5B's forms on the project's suite: its call inside `<tools>` and in doubled
-/// braces (mm showed the first as "the tool list written out" and did not run the second).
+/// braces (mm showed the first as "the tool list written out" and did not run the second);
+/// Qwen2.5-Coder-0.5B's call cut one brace short (shown as the answer); a Python dict.
 #[test]
 fn a_call_in_a_tag_or_doubled_braces_runs_and_is_not_streamed() {
     for written in [
         "<tools>\n{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}\n</tools>",
         "{{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}}Billing is fine.",
+        "{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}",
+        "{'name': 'status', 'arguments': {'service': 'billing'}}",
     ] {
         let case = Case::new(&agent_with_tools(TOOLS));
         let server = ScriptedServer::start(vec![
@@ -1570,32 +1573,4 @@ fn an_identifier_from_a_long_earlier_output_runs_at_once() {
     in_session(&case, &server, &["-c", "-p", "And the last one?"]).stdout("INC-40714 is open.\n");
     assert_eq!(case.calls(), [["status", "INC-40714"]]);
     assert_eq!(server.requests().len(), 3);
-}
-
-/// Calls written as a Python dict, and cut one brace short at the end of the reply: each is run
-/// as the call it is, streamed to nobody, and the answer after it is the answer.
-#[test]
-fn a_call_as_a_python_dict_or_cut_short_is_run_not_shown() {
-    for written in [
-        "{'name': 'status', 'arguments': {'service': 'billing'}}",
-        "{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}",
-    ] {
-        let case = Case::new(&agent_with_tools(TOOLS));
-        let server = ScriptedServer::start(vec![
-            Reply::text(written),
-            Reply::text("Billing is running."),
-        ]);
-        let out = case
-            .mm(&server)
-            .args(["-p", "status of billing", "--output-format", "stream-json"])
-            .assert()
-            .success();
-        let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-        assert_eq!(
-            streamed(&stdout),
-            "Billing is running.",
-            "{written}: {stdout}"
-        );
-        assert_eq!(case.calls(), vec![vec!["billing".to_string()]], "{written}");
-    }
 }
