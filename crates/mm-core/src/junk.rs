@@ -166,6 +166,8 @@ pub struct AnswerContext<'a> {
     pub mm_messages: &'a [&'a str],
     /// The names of the agent's tools and skills.
     pub names: &'a [&'a str],
+    /// The names of the parameters of the agent's tools (of any of them).
+    pub parameters: &'a [&'a str],
     /// The reply was cut at `max_tokens` (`finish_reason: "length"`).
     pub truncated: bool,
     /// At least one tool call ran successfully in this turn.
@@ -201,7 +203,7 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     if shapes::tool_list(answer, ctx.names, ctx.prompts) {
         return Some(Junk::ToolList);
     }
-    if shapes::call_as_text(answer, ctx.names) {
+    if shapes::call_as_text(answer, ctx.names, ctx.parameters) {
         return Some(Junk::CallAsText);
     }
     let words = words(answer);

@@ -11,6 +11,10 @@ const NAMES: &[&str] = &[
     "bash",
     "read_skill",
 ];
+/// The parameters of those tools.
+const PARAMETERS: &[&str] = &[
+    "service", "version", "channel", "dry_run", "title", "command",
+];
 const STATUS: &str = "billing: running, version 2.3.1, up 4 days, error rate 0.02%";
 const TICKET: &str = "Opened T-1042 (high): VPN down for everyone";
 const VPN: &str = "The VPN is down for everyone. Open a high priority ticket for it.";
@@ -66,6 +70,7 @@ impl Seen {
             tool_outputs: self.outputs,
             mm_messages: self.messages,
             names: NAMES,
+            parameters: PARAMETERS,
             truncated: self.truncated,
             calls_succeeded: !self.outputs.is_empty(),
         };
@@ -325,6 +330,9 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
             r#"{"tool": "status", "arguments": {"service": "billing"}}"#,
             r#"{"type": "function", "function": {"name": "status", "arguments": "{\"service\":\"billing\"}"}}"#,
             r#"I will check: {"name": "status", "arguments": {"service": "billing"}}"#,
+            // Real (Qwen2.5-Coder-0.5B, 2026-12-07, eval/agents/kitchen): a name of its own,
+            // the parameters of a tool.
+            "Sure, here is the status of billing:\n\n{\"name\": \"billing_status_2\", \"arguments\": {\"service\": \"billing\"}}",
             "{\"name\": \"lookup\", \"arguments\": {}}\n{\"name\": \"search\", \"arguments\": {\"q\": \"billing\"}}",
             // Real (Qwen2.5-Coder-0.5B, 2026-12-07, eval/agents/shipping): one `}` short.
             r#"{"name": "devolver", "arguments": {"pedido": 58213, "linea": 1, "motivo": "lata"}"#,
@@ -342,6 +350,7 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
         ],
         seen => None => [
             r#"You could call {"name": "get_weather", "arguments": {}} from your own code."#,
+            r#"Send {"name": "get_weather", "arguments": {"city": "Oslo"}} from your own code."#,
             r#"{"service": "billing", "status": "running"} is what it said."#,
             "The status (running) is fine.",
             "status: running",

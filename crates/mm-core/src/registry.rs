@@ -68,6 +68,18 @@ impl Registry {
             .map(String::as_str)
     }
 
+    /// The names of every offered tool's parameters, each once (for the junk judge: a call
+    /// written as text under an invented name still gives the tools' parameters).
+    pub fn parameter_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for param in self.tools.iter().flat_map(|t| &t.params().params) {
+            if !names.contains(&param.name) {
+                names.push(param.name.clone());
+            }
+        }
+        names
+    }
+
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec().clone()).collect()
     }

@@ -267,6 +267,7 @@ pub async fn run_turn(
         .map(|s| s.name.clone())
         .chain(registry.skill_names().iter().cloned())
         .collect();
+    let parameters = registry.parameter_names();
     let pipeline = pipeline_of(registry, opts);
     // What the agent's own tools (not the built-in ones) could look up: an answer about such an
     // identifier that nobody looked up then asks for the call.
@@ -290,7 +291,8 @@ pub async fn run_turn(
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
         let unlooked = not_looked_up(messages, start, &seen, takes, &result, opts);
-        let judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
+        let mut judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
+        judging.parameters.clone_from(&parameters);
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
@@ -738,6 +740,7 @@ fn judging(
         outputs,
         mm_messages,
         names: names.to_vec(),
+        parameters: Vec::new(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),
         unlooked,
     }

@@ -140,7 +140,7 @@ pub(super) fn tool_list(answer: &str, names: &[&str], prompts: &[&str]) -> bool 
 
 /// Rule 3: a call marker, a `<NAME>` tag, a JSON call to a known tool (or as the whole reply),
 /// or a line that is nothing but `NAME(…)` or `NAME: {…}`.
-pub(super) fn call_as_text(answer: &str, names: &[&str]) -> bool {
+pub(super) fn call_as_text(answer: &str, names: &[&str], parameters: &[&str]) -> bool {
     let lower = answer.to_lowercase();
     if CALL_MARKERS.iter().any(|m| lower.contains(m)) {
         return true;
@@ -157,8 +157,15 @@ pub(super) fn call_as_text(answer: &str, names: &[&str]) -> bool {
         written
             .values
             .iter()
-            .filter_map(call_names)
-            .any(|called| written.nothing_else || called.iter().any(|n| known(&names, n)))
+            .filter(|value| {
+                call_names(value).is_some_and(|called| {
+                    written.nothing_else
+                        || called.iter().any(|n| known(&names, n))
+                        || takes_parameters(value, parameters)
+                })
+            })
+            .count()
+            > 0
     };
     called(answer)
         // `{'name': 'status', 'arguments': {…}}`: a Python dict for the JSON.
@@ -181,6 +188,22 @@ fn call_line(line: &str, names: &[&str]) -> bool {
         let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
         rest.starts_with('{') && serde_json::from_str::<Value>(rest).is_ok_and(|v| v.is_object())
     })
+}
+
+/// A call whose arguments are all parameters of the agent's tools, under a name that is none of
+/// them: `{"name": "chickpea_curry_2", "arguments": {"recipe": "chickpea_curry", "servings":
+/// 2}}` after "Here's the recipe:" (Qwen2.5-Coder-0.5B, `get_recipe`'s parameters).
+fn takes_parameters(value: &Value, parameters: &[&str]) -> bool {
+    let Value::Object(map) = value else {
+        return false;
+    };
+    let Some(Value::Object(arguments)) = CALL_ARGUMENTS.iter().find_map(|k| map.get(*k)) else {
+        return false;
+    };
+    !arguments.is_empty()
+        && arguments
+            .keys()
+            .all(|key| parameters.contains(&key.as_str()))
 }
 
 /// The tools a call (or a list of calls) names; `None` when `value` is not one.

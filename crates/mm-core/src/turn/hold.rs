@@ -13,6 +13,7 @@ pub(super) struct Judging {
     pub outputs: Vec<String>,
     pub mm_messages: Vec<String>,
     pub names: Vec<String>,
+    pub parameters: Vec<String>,
     pub calls_succeeded: bool,
     /// The references the turn's calls gave back that are new to the user
     /// ([`super::references`]): a streamed answer is held until it names one.
@@ -33,11 +34,13 @@ impl Judging {
         let outputs = strs(&self.outputs);
         let mm_messages = strs(&self.mm_messages);
         let names = strs(&self.names);
+        let parameters = strs(&self.parameters);
         f(&AnswerContext {
             prompts: &prompts,
             tool_outputs: &outputs,
             mm_messages: &mm_messages,
             names: &names,
+            parameters: &parameters,
             truncated,
             calls_succeeded: self.calls_succeeded,
         })

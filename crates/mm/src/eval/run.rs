@@ -144,6 +144,7 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
     // What mm writes to ask for an answer (the turn loop's answer step) is never an answer either.
     messages.extend(mm_core::provider::ANSWER_REQUESTS);
     let names: Vec<&str> = ws.names.iter().map(String::as_str).collect();
+    let parameters: Vec<&str> = ws.parameters.iter().map(String::as_str).collect();
     let verdict = judge::verdict(&Judged {
         expect: &case.expect,
         check: &case.answer,
@@ -157,6 +158,7 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
             tool_outputs: &outputs,
             mm_messages: &messages,
             names: &names,
+            parameters: &parameters,
             truncated: record.truncated,
             calls_succeeded: record.tool_results.iter().any(|r| r.ok),
         },

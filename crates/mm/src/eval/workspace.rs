@@ -32,6 +32,9 @@ pub struct Workspace {
     /// The names of the agent's tools and skills, in every mode (for the junk judge: a call
     /// to one of them written as text).
     pub names: Vec<String>,
+    /// The names of the parameters of those tools (a call under an invented name still gives
+    /// them).
+    pub parameters: Vec<String>,
     config: AgentConfig,
     /// The declared tools with their programs replaced by the wrappers.
     tools: Vec<DeclaredToolConfig>,
@@ -115,6 +118,7 @@ impl Workspace {
             variants: Vec::new(),
             bin,
             names: names(config),
+            parameters: parameters(config),
             config: config.clone(),
             tools,
         })
@@ -136,6 +140,11 @@ impl Workspace {
         for tool in tools.iter() {
             if !self.names.contains(&tool.name) {
                 self.names.push(tool.name.clone());
+            }
+            for param in &tool.params.params {
+                if !self.parameters.contains(&param.name) {
+                    self.parameters.push(param.name.clone());
+                }
             }
         }
         self.variants.push(path);
@@ -188,6 +197,12 @@ fn names(config: &AgentConfig) -> Vec<String> {
         }
     }
     unique
+}
+
+/// The names of the parameters of the agent's tools (its built-ins' too).
+fn parameters(config: &AgentConfig) -> Vec<String> {
+    let (catalogue, _) = mm_core::skills::load(&config.skills);
+    mm_core::Registry::from_config(config, &std::sync::Arc::new(catalogue)).parameter_names()
 }
 
 /// The program as an absolute path: a bare name is looked up on PATH now, before the wrappers'

@@ -1574,3 +1574,26 @@ fn an_identifier_from_a_long_earlier_output_runs_at_once() {
     assert_eq!(case.calls(), [["status", "INC-40714"]]);
     assert_eq!(server.requests().len(), 3);
 }
+
+/// Real shape (Qwen2.5-Coder-0.5B, eval/agents/kitchen `curry-for-two`): words, then a call
+/// under a name of its own with exactly a tool's parameters. It is not the answer: mm asks for
+/// one.
+#[test]
+fn a_call_in_prose_with_the_tools_parameters_is_not_the_answer() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::text(
+            "Sure, here is the status of billing:\n\n{\"name\": \"billing_status_2\", \"arguments\": {\"service\": \"billing\"}}",
+        ),
+        Reply::text("I cannot tell without looking it up."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "status of billing"])
+        .assert()
+        .success()
+        .stdout("I cannot tell without looking it up.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("a tool call written as text"), "{stderr}");
+    assert_eq!(server.requests().len(), 2);
+}
