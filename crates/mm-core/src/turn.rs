@@ -291,8 +291,13 @@ pub async fn run_turn(
     while result.turns < opts.limits.max_turns {
         result.turns += 1;
         let unlooked = not_looked_up(messages, start, &seen, takes, &result, opts);
-        let mut judging = judging(messages, &earlier_outputs, &seen, &names, unlooked);
-        judging.parameters.clone_from(&parameters);
+        let judging = judging(
+            messages,
+            &earlier_outputs,
+            &seen,
+            (&names, &parameters),
+            unlooked,
+        );
         let sent = match ask {
             Ask::FreshAnswer => fresh_answer(messages, start, &seen.ran),
             Ask::Any | Ask::Answer | Ask::Call => dialogue(messages, start, seen.hidden.clone()),
@@ -701,7 +706,7 @@ fn judging(
     messages: &[Message],
     earlier_outputs: &[String],
     seen: &Seen,
-    names: &[String],
+    (names, parameters): (&[String], &[String]),
     unlooked: Vec<String>,
 ) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
@@ -740,7 +745,7 @@ fn judging(
         outputs,
         mm_messages,
         names: names.to_vec(),
-        parameters: Vec::new(),
+        parameters: parameters.to_vec(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),
         unlooked,
     }

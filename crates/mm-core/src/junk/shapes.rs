@@ -82,9 +82,7 @@ impl Written {
             nothing_else,
         }
     }
-}
 
-impl Written {
     /// A reply that is nothing but one JSON value short of its last closing brackets (fenced or
     /// not): that value, closed.
     fn cut_short(answer: &str) -> Option<Value> {
@@ -154,18 +152,13 @@ pub(super) fn call_as_text(answer: &str, names: &[&str], parameters: &[&str]) ->
     }
     let called = |text: &str| {
         let written = Written::of(text);
-        written
-            .values
-            .iter()
-            .filter(|value| {
-                call_names(value).is_some_and(|called| {
-                    written.nothing_else
-                        || called.iter().any(|n| known(&names, n))
-                        || takes_parameters(value, parameters)
-                })
+        written.values.iter().any(|value| {
+            call_names(value).is_some_and(|called| {
+                written.nothing_else
+                    || called.iter().any(|n| known(&names, n))
+                    || takes_parameters(value, parameters)
             })
-            .count()
-            > 0
+        })
     };
     called(answer)
         // `{'name': 'status', 'arguments': {…}}`: a Python dict for the JSON.

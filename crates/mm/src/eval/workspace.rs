@@ -110,6 +110,7 @@ impl Workspace {
         let skill = dir.path().join(".mm-eval-skill.md");
         std::fs::write(&skill, agent_text(config, &Generated::Skill(&skills_dir)))
             .map_err(|e| e.to_string())?;
+        let (names, parameters) = judged_names(config);
         Ok(Self {
             dir,
             declared,
@@ -117,8 +118,8 @@ impl Workspace {
             serve,
             variants: Vec::new(),
             bin,
-            names: names(config),
-            parameters: parameters(config),
+            names,
+            parameters,
             config: config.clone(),
             tools,
         })
@@ -182,8 +183,8 @@ impl Workspace {
 }
 
 /// The names of the agent's declared tools, its built-ins, its skills, and the built-ins of
-/// skill mode.
-fn names(config: &AgentConfig) -> Vec<String> {
+/// skill mode; and the names of those tools' parameters.
+fn judged_names(config: &AgentConfig) -> (Vec<String>, Vec<String>) {
     let (catalogue, _) = mm_core::skills::load(&config.skills);
     let mut names: Vec<String> = config.tools.iter().map(|t| t.name.clone()).collect();
     names.extend(catalogue.names().into_iter().map(str::to_string));
@@ -196,13 +197,7 @@ fn names(config: &AgentConfig) -> Vec<String> {
             unique.push(name);
         }
     }
-    unique
-}
-
-/// The names of the parameters of the agent's tools (its built-ins' too).
-fn parameters(config: &AgentConfig) -> Vec<String> {
-    let (catalogue, _) = mm_core::skills::load(&config.skills);
-    mm_core::Registry::from_config(config, &std::sync::Arc::new(catalogue)).parameter_names()
+    (unique, registry.parameter_names())
 }
 
 /// The program as an absolute path: a bare name is looked up on PATH now, before the wrappers'
