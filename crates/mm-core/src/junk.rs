@@ -38,7 +38,9 @@
 //!    ticket number" does not name the tool `ticket`.)
 //! 4. [`Junk::CopiedMmMessage`]: one of mm's messages covers at least 80 % of an answer of 4
 //!    words or more, or the answer holds at least 95 % of the message and that is at least half
-//!    of the answer.
+//!    of the answer; or a line of the answer opens with one of mm's labels (a message of at
+//!    most 5 words ending with `:`: the `Earlier in this conversation:` and `My message now:`
+//!    that frame a folded conversation).
 //! 5. [`Junk::CopiedToolOutput`]: an output of 8 words or more of which the answer holds at least
 //!    95 %, making up at least half of the answer. (Shorter outputs — `Ticket T-1042 opened.` —
 //!    are often the answer itself.)
@@ -194,6 +196,8 @@ const MIN_COLLAGE_PROMPT: usize = 6;
 const COLLAGE_COVERED: usize = 90;
 /// The longest bare fragment of a prompt.
 const MAX_FRAGMENT: usize = 3;
+/// The most words one of mm's labels has (`Earlier in this conversation:`).
+const MAX_LABEL: usize = 5;
 
 /// The first junk class `answer` falls in, or `None` when it may be read as an answer.
 pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
@@ -210,11 +214,10 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     if !ctx.calls_succeeded && language::names_a_tool_to_use(answer, &words, ctx.names).is_some() {
         return Some(Junk::CallDescribed);
     }
-    if ctx
-        .mm_messages
-        .iter()
-        .any(|m| copied_message(&words, &self::words(m)))
-    {
+    if ctx.mm_messages.iter().any(|m| match label(m) {
+        Some(label) => opens_a_line(answer, label),
+        None => copied_message(&words, &self::words(m)),
+    }) {
         return Some(Junk::CopiedMmMessage);
     }
     if ctx
@@ -391,6 +394,25 @@ fn copied_message(answer: &[String], message: &[String]) -> bool {
     (answer.len() >= MIN_MESSAGE_COPY
         && at_least(covered(answer, message), answer.len(), ANSWER_FROM_MESSAGE))
         || pasted(answer, message)
+}
+
+/// One of mm's labels: a message of at most [`MAX_LABEL`] words that ends with `:`, such as
+/// the `My message now:` of a folded conversation. A label is no text to copy from: it counts
+/// only where it opens a line ([`opens_a_line`]).
+fn label(message: &str) -> Option<&str> {
+    let label = message.trim();
+    (label.ends_with(':') && words(label).len() <= MAX_LABEL).then_some(label)
+}
+
+/// A line of the answer opens with `label` (after Markdown's `*` and `>`): the model wrote out
+/// the framing mm put around the conversation (measured: Qwen2.5-Coder-0.5B answered a
+/// follow-up with the whole transcript, `Me: … You: … My message now: …`).
+fn opens_a_line(answer: &str, label: &str) -> bool {
+    answer.lines().any(|line| {
+        let line = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '*' | '>'));
+        line.get(..label.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(label))
+    })
 }
 
 fn copied_prompt(answer: &str, words: &[String], prompt: &str) -> bool {

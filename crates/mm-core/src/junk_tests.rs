@@ -312,6 +312,33 @@ fn copies_of_an_output_or_of_mm_are_junk() {
     );
 }
 
+/// mm's labels around a folded conversation, written out by the model (real shapes:
+/// Qwen2.5-Coder-0.5B on `units/thanks-then-arithmetic` and `shipping/send-it-to-a-locker`).
+#[test]
+fn the_labels_of_a_folded_conversation_are_junk() {
+    const LABELS: &[&str] = &["Earlier in this conversation:", "My message now:"];
+    let thanks = Seen::ask(&[
+        "How many centimetres is one foot?",
+        "Thanks! By the way, what's 12 times 12?",
+    ])
+    .told(LABELS);
+    table!(
+        thanks => Some(Junk::CopiedMmMessage) => [
+            "Me: How many centimetres is one foot?\n(The tool convert_length answered: 1 cm = 0.03 ft)\n\n\
+             You: One foot is equal to 0.03 feet.\n\nMy message now: Thanks! By the way, what's 12 times 12?",
+            "Para encontrar el envío PR-7720-3391, te diriges a la oficina de Coslada.\n\n\
+             My message now: I won't be home.",
+            "**Earlier in this conversation:** you asked about feet.",
+        ],
+        thanks => None => [
+            "12 times 12 is 144.",
+            "My message now is short: 144.",
+            "You said earlier in this conversation: one foot. Now: 144.",
+            "Earlier in this conversation you asked about feet.",
+        ],
+    );
+}
+
 #[test]
 fn calls_and_tool_lists_written_as_text_are_junk() {
     let seen = Seen::ask(&["What is the status of the billing service?"]);

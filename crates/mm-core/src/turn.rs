@@ -711,6 +711,7 @@ fn judging(
 ) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
     mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
+    mm_messages.extend(FOLD_LABELS.map(str::to_owned));
     // The fresh answer step's framing of each result (see `fresh_answer`).
     mm_messages.extend(
         seen.ran
@@ -734,10 +735,13 @@ fn judging(
         }))
         .collect();
     let references = references::new_references(&outputs, &known);
-    // The earlier outputs the transcript shows, as it shows them: an answer that copies one is
-    // no answer either (seen: Qwen2.5-Coder-0.5B answered a follow-up with the earlier
-    // search's line). They bring no new reference: the user had them in that turn.
+    // What failed calls printed is no answer either, though it brings no reference (seen:
+    // Qwen2.5-Coder-0.5B answered "cancel the 11 o'clock meeting" with the booking tool's
+    // refusal, `… belegt: 11:00–12:00 … exit code 1`). And the earlier outputs the transcript
+    // shows, as it shows them (seen: the 0.5B answered a follow-up with the earlier search's
+    // line); they bring no new reference: the user had them in that turn.
     let mut outputs = outputs;
+    outputs.extend(seen.ran.iter().filter(|r| !r.ok).map(|r| r.output.clone()));
     outputs.extend_from_slice(earlier_outputs);
     Judging {
         references,
@@ -1039,6 +1043,9 @@ fn as_dialogue(messages: &[Message], start: usize, hidden: &Range<usize>) -> Vec
 /// What comes before the transcript of earlier turns, and before the new message.
 const EARLIER_TURNS: &str = "Earlier in this conversation:";
 const MESSAGE_NOW: &str = "My message now:";
+/// The labels of a folded conversation: an answer that writes one out is no answer
+/// ([`crate::junk`]).
+pub const FOLD_LABELS: [&str; 2] = [EARLIER_TURNS, MESSAGE_NOW];
 
 /// How many of the last earlier turns bring their tools' outputs into the transcript, and how
 /// many characters of each output.

@@ -118,6 +118,22 @@ pub fn verdict(run: &Judged<'_>) -> Verdict {
     }
 }
 
+/// The junk class of the answer mm printed as the model's: judged whatever the calls were,
+/// for a turn that ended with an answer (`done`) that mm did not replace by a call's output
+/// (`mm_junk`: then mm said so, and the output is no junk of the model's).
+pub fn printed_junk(
+    failed: bool,
+    stop_reason: &str,
+    answer: &str,
+    mm_junk: Option<Junk>,
+    context: &AnswerContext<'_>,
+) -> Option<Junk> {
+    if failed || stop_reason != "done" || mm_junk.is_some() {
+        return None;
+    }
+    junk::judge(answer, context)
+}
+
 /// How the programs that ran (compared by file name) fail the expectation, if they do: for a
 /// call case, the expected program must have run with exactly one of the expected argv lists
 /// (other calls do not matter: a model may retry after an invalid call); for `no_call`, none
@@ -154,6 +170,44 @@ pub fn calls(expect: &Expect, recorded: &[Value]) -> Option<FailureClass> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Judged whatever the calls were, and only what the model's reply put on the screen.
+    #[test]
+    fn printed_junk_is_the_models_reply_shown_as_the_answer() {
+        let prompts = ["Please cancel the 11 o'clock meeting."];
+        let outputs = ["Alster is booked at 11:00 by someone else, ask the organiser\nexit code 1"];
+        let context = AnswerContext {
+            prompts: &prompts,
+            tool_outputs: &outputs,
+            ..AnswerContext::default()
+        };
+        let copy = outputs[0];
+        let printed =
+            |failed, stop, answer, mm_junk| printed_junk(failed, stop, answer, mm_junk, &context);
+        assert_eq!(
+            printed(false, "done", copy, None),
+            Some(Junk::CopiedToolOutput)
+        );
+        assert_eq!(printed(false, "done", "", None), Some(Junk::Empty));
+        assert_eq!(
+            printed(
+                false,
+                "done",
+                "I could not cancel it: Alster is someone else's.",
+                None
+            ),
+            None
+        );
+        // mm showed the output under its notice, or gave no answer, or failed: nothing printed
+        // was the model's.
+        assert_eq!(
+            printed(false, "done", copy, Some(Junk::CopiedToolOutput)),
+            None
+        );
+        assert_eq!(printed(false, "no_answer", "", None), None);
+        assert_eq!(printed(true, "done", copy, None), None);
+        assert_eq!(printed(false, "max_turns", copy, None), None);
+    }
 
     #[test]
     fn success_needs_exactly_the_expected_argv() {

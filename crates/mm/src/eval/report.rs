@@ -102,6 +102,11 @@ pub struct RunRecord {
     /// The junk class when `failure` is `junk`.
     #[serde(default)]
     pub junk: Option<String>,
+    /// The junk class of the answer mm printed, when that was the model's useless reply,
+    /// whatever `failure` says (a run with a wrong call may print junk too); not when mm
+    /// showed a call's output in its place or gave no answer (the turn's own verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed_junk: Option<String>,
     /// The `answer:` check that failed, when `failure` is `bad_answer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_check: Option<String>,
@@ -199,6 +204,8 @@ struct Tally {
     seconds: f64,
     failures: Vec<(FailureClass, u32)>,
     junk: Vec<String>,
+    /// Runs whose printed answer was junk ([`RunRecord::printed_junk`]).
+    printed_junk: u32,
 }
 
 impl Tally {
@@ -229,6 +236,7 @@ impl Tally {
                 }
             }
             t.junk.extend(run.junk.clone());
+            t.printed_junk += u32::from(run.printed_junk.is_some());
         }
         t
     }
@@ -291,6 +299,7 @@ pub fn table(results: &Results, arms: &[Arm]) -> String {
         "mean s",
     ];
     cols.extend(FailureClass::ALL.iter().map(|c| c.as_str()));
+    cols.push("junk printed");
     let _ = writeln!(text, "| {} |", cols.join(" | "));
     let _ = writeln!(text, "|{}", "---|".repeat(cols.len()));
     for model in &models {
@@ -308,6 +317,7 @@ pub fn table(results: &Results, arms: &[Arm]) -> String {
                 format!("{:.1}", t.seconds / f64::from(t.runs)),
             ];
             cells.extend(FailureClass::ALL.iter().map(|c| t.failures(*c).to_string()));
+            cells.push(t.printed_junk.to_string());
             let _ = writeln!(text, "| {} |", cells.join(" | "));
         }
     }

@@ -173,11 +173,11 @@ fn the_seed_suite_gives_exactly_the_expected_table() {
         "every scripted reply was asked for"
     );
     let expected = "\
-| model | mode | actions right | no-tool questions right | no-tool answered without a call | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| scripted | skill + bash | 3/6 50% [19–81] | 3/4 75% [30–95] | 3/4 75% [30–95] | T | 0 | 0 | 1 | 1 | 0 | 2 | 0 | 0 |
-| scripted | MCP | 4/6 67% [30–90] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 0 |
-| scripted | declared | 6/6 100% [61–100] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |
+| model | mode | actions right | no-tool questions right | no-tool answered without a call | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer | junk printed |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| scripted | skill + bash | 3/6 50% [19–81] | 3/4 75% [30–95] | 3/4 75% [30–95] | T | 0 | 0 | 1 | 1 | 0 | 2 | 0 | 0 | 0 |
+| scripted | MCP | 4/6 67% [30–90] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 1 | 0 | 1 | 0 | 0 | 0 |
+| scripted | declared | 6/6 100% [61–100] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |
 
 | model | case | language | skill + bash | MCP | declared |
 |---|---|---|---|---|---|
@@ -246,7 +246,7 @@ fn the_seed_suite_gives_exactly_the_expected_table() {
     );
     let masked = mask_times(&table);
     assert!(
-        masked.contains("| scripted | declared | 0/6 0% [0–39] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 6 | 0 | 0 | 0 | 0 |"),
+        masked.contains("| scripted | declared | 0/6 0% [0–39] | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 6 | 0 | 0 | 0 | 0 | 0 |"),
         "{table}"
     );
     assert!(
@@ -422,9 +422,9 @@ fn every_failure_class_and_a_history_case() {
     );
     assert_eq!(server.replies_left(), 0, "{stderr}");
     let expected = "\
-| model | mode | actions right | no-tool questions right | no-tool answered without a call | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| scripted | declared | 2/13 15% [4–42] | 1/4 25% [5–70] | 1/4 25% [5–70] | T | 1 | 1 | 1 | 1 | 1 | 1 | 7 | 1 |
+| model | mode | actions right | no-tool questions right | no-tool answered without a call | mean s | error | loop | unwanted_call | no_call | wrong_tool | wrong_args | junk | bad_answer | junk printed |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| scripted | declared | 2/13 15% [4–42] | 1/4 25% [5–70] | 1/4 25% [5–70] | T | 1 | 1 | 1 | 1 | 1 | 1 | 7 | 1 | 0 |
 
 | model | case | language | declared |
 |---|---|---|---|
@@ -578,7 +578,7 @@ fn suites_run_in_one_plan_and_each_run_gets_its_own_seed() {
     let masked = mask_times(&table);
     assert!(
         masked.contains(
-            "| scripted | declared | — | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+            "| scripted | declared | — | 4/4 100% [51–100] | 4/4 100% [51–100] | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
         ),
         "{table}"
     );
@@ -652,7 +652,7 @@ fn ctrl_c_keeps_the_runs_that_are_done() {
     let table = mask_times(&String::from_utf8_lossy(&output.stdout));
     assert!(
         table.contains(
-            "| scripted | declared | 0/1 0% [0–79] | — | — | T | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |\n"
+            "| scripted | declared | 0/1 0% [0–79] | — | — | T | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 0 |\n"
         ),
         "{table}"
     );
@@ -816,7 +816,7 @@ fn each_builtin_variant_changes_exactly_what_it_names() {
     for (variant, _) in variants {
         assert!(
             masked.contains(&format!(
-                "| scripted | declared: {variant} | 1/1 100% [21–100] | — | — | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+                "| scripted | declared: {variant} | 1/1 100% [21–100] | — | — | T | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
             )),
             "{variant}:\n{table}"
         );

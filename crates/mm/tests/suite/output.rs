@@ -1434,6 +1434,68 @@ fn a_copy_of_an_earlier_output_from_the_transcript_is_no_answer() {
     assert_eq!(server.requests().len(), 4);
 }
 
+/// Real shape (Qwen2.5-Coder-0.5B, `units/thanks-then-arithmetic`): a follow-up answered with
+/// the folded conversation written out, `Me: … You: … My message now: …`. mm's framing is no
+/// answer: asked again.
+#[test]
+fn the_folded_conversation_written_out_is_no_answer() {
+    let (case, server) = after_a_listing(vec![
+        Reply::text(
+            "Me: Which tickets does jdoe have open?\n\nYou: jdoe has four open tickets.\n\n\
+             My message now: Thanks! What is 12 times 12?",
+        ),
+        Reply::text("12 times 12 is 144."),
+    ]);
+    let out = in_session(
+        &case,
+        &server,
+        &["-c", "-p", "Thanks! What is 12 times 12?"],
+    )
+    .stdout("12 times 12 is 144.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a copy of mm's own message") && stderr.contains("asking it for one"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 4);
+}
+
+/// Real shape (Qwen2.5-Coder-0.5B, `calendar/cancel-the-eleven-o-clock`): a call that failed,
+/// and its output, `exit code 1` and all, copied as the answer. That is no answer: asked
+/// again, and the copy is never printed.
+#[test]
+fn a_failed_calls_output_copied_is_no_answer() {
+    let case = Case::new(&agent_with_tools(
+        r#"  cancel_meeting:
+    description: Cancels a meeting.
+    parameters:
+      at: {type: string, description: "HH:MM"}
+    command: ["./cancel", "{{at}}"]
+"#,
+    ));
+    case.script(
+        "cancel",
+        "#!/bin/sh\necho 'The 11:00 meeting in Alster is not yours: ask its organiser'\nexit 1\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("cancel_meeting", r#"{"at":"11:00"}"#),
+        Reply::text("The 11:00 meeting in Alster is not yours: ask its organiser\nexit code 1"),
+        Reply::text("I could not cancel it: the 11:00 meeting is not yours."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Please cancel the 11 o'clock meeting."])
+        .assert()
+        .success()
+        .stdout("I could not cancel it: the 11:00 meeting is not yours.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a copy of a tool's output") && stderr.contains("asking it for one"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
 /// Real shape (Qwen2.5-Coder-0.5B and 1.5B, `helpdesk/status`, `travel/flight-on-time`): the
 /// user names a ticket, the model answers about it with nothing looked up. The made-up answer
 /// is never shown, not even streamed; the model is asked once for a call held to the schemas.
