@@ -368,6 +368,8 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
             "[status(service=\"billing\")]",
             "```tool_code\nprint(default_api.status(service=\"billing\"))\n```",
             "Checking: {'name': 'status', 'arguments': {'service': 'billing'}}",
+            // Real (Qwen2.5-Coder-1.5B at 0.7, eval/agents/bookshop): the tool's side written too.
+            "<tool_response>\nError: No book with ISBN 9783865740058 found in the catalog.\nexit code 1\n</tool_response>",
         ],
         seen => Some(Junk::ToolList) => [
             r#"[{"type": "function", "function": {"name": "status", "description": "Report the status of a service.", "parameters": {"type": "object", "properties": {"service": {"type": "string"}}}}}]"#,

@@ -27,7 +27,8 @@
 //! - **A call described is asked for.** A reply that names a tool as something to use instead
 //!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before
 //!   any call worked gets the same one request for a call held to the schemas (seen on
-//!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function). So does a look-up promised
+//!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function); named again after it,
+//!   the tool is junk like any other (the answer step, then the fallback). So does a look-up promised
 //!   and not made ("To get the status of INC-40698, I need to look up the ticket.", "Sure, I
 //!   can help you with that. What's the forecast for Oslo …?": [`Junk::Promise`],
 //!   [`crate::junk::promises_a_call`]), also when it comes in the answer step after a first
@@ -394,10 +395,10 @@ pub async fn run_turn(
             continue;
         }
         // A text reply (or, in an answer step, a call anyway: the model did not answer).
-        let junk = judge_reply(&reply, &judging, truncated)
-            // Asked for the call once already: words naming a tool are then its answer (a
-            // question no tool answers got "use the forecast function", then no call).
-            .filter(|j| !(*j == Junk::CallDescribed && seen.repaired()));
+        // Words naming a tool after the call step are still no answer: the answer step
+        // follows, with no tool to name (a question no tool answers got "use the forecast
+        // function" twice; printed, the user read about a function they cannot call).
+        let junk = judge_reply(&reply, &judging, truncated);
         let Some(junk) = junk else {
             if references::left_out(&reply.content, &judging.references)
                 && may_ask_again(&seen, &result, opts)

@@ -18,6 +18,11 @@ const CALL_MARKERS: &[&str] = &[
     "<functioncall>",
     "<|tool_call",
     "<tool_use>",
+    // The tool's side of the exchange written too, in Qwen's and Hermes' tags (real reply:
+    // Qwen2.5-Coder-1.5B, asked the year of Camus's Nobel prize, answered with a made-up
+    // `<tool_response> Error: No book with ISBN … </tool_response>`).
+    "<tool_response>",
+    "</tool_response>",
 ];
 
 /// JSON values looked for in one answer, at most (each attempt reads from a `{` or `[`).
