@@ -545,4 +545,37 @@ mod tests {
         );
         assert!(text.contains("unjudged"), "{text}");
     }
+
+    /// The `junk printed` column counts the runs whose printed answer was junk, whatever
+    /// their failure class.
+    #[test]
+    fn junk_printed_counts_every_run_that_printed_junk() {
+        let run = r#"{"model": "m", "mode": "declared", "case": "a/b", "language": "en", "run": 1,
+             "prompt": "p", "ok": false, "judged": true, "expects_call": true,
+             "failure": "wrong_args", "seconds": 1.0, "calls": [], "recorded": [],
+             "tokens": null, "answer": "x", "stop_reason": "done"}"#;
+        let run: RunRecord = serde_json::from_str(run).expect("a run loads");
+        let mut printed = run.clone();
+        printed.printed_junk = Some("copied_tool_output".into());
+        let mut right = run.clone();
+        right.ok = true;
+        right.failure = None;
+        let results = Results {
+            runs: vec![run, printed, right],
+            ..serde_json::from_str(
+                r#"{"suite": "s", "date": "d", "interrupted": false, "runs": []}"#,
+            )
+            .expect("results load")
+        };
+        let declared = Arm {
+            mode: Mode::Declared,
+            variant: None,
+        };
+        let text = table(&results, &[declared]);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("| m | declared |"))
+            .unwrap_or_default();
+        assert!(row.ends_with("| 0 | 2 | 0 | 0 | 1 |"), "{row}");
+    }
 }
