@@ -26,10 +26,10 @@
 //!    that names one of the agent's tools or is the whole reply, or a reply that is nothing but a
 //!    JSON schema when no prompt mentions a schema.
 //! 3. [`Junk::CallAsText`]: a call marker anywhere (`<tool_call>`, `<function=`, `[TOOL_CALLS]`,
-//!    `<|python_tag|>`, `<function_call>`, `<tool_response>`…, or a tag `<NAME>` of a known tool), a JSON call
-//!    (`name`/`tool` + `arguments`/`parameters`/`args`/`input`, OpenAI's `{"function":{…}}`,
-//!    lists of them) to a known tool anywhere or to any tool as the whole reply, or a line that is
-//!    nothing but `NAME(…)` or `NAME: {…}` for a known tool.
+//!    `<|python_tag|>`, `<function_call>`, `<tool_response>`…, or a tag `<NAME>` of a known
+//!    tool), a JSON call (`name`/`tool` + `arguments`/`parameters`/`args`/`input`, OpenAI's
+//!    `{"function":{…}}`, lists of them) to a known tool anywhere or to any tool as the whole
+//!    reply, or a line that is nothing but `NAME(…)` or `NAME: {…}` for a known tool.
 //!    [`Junk::CallDescribed`], only when no call succeeded in the turn: a tool or skill named
 //!    as something to use — a verb of use (use, call, utiliser, verwenden, usar, …) at most four
 //!    words before its name (`-` and `_` alike), written as a tool's (an identifier with `_` or
