@@ -565,11 +565,7 @@ impl Progress {
                 self.total
             );
         } else {
-            let verdict = match (run.failure, &run.junk) {
-                (None, _) => "right".to_string(),
-                (Some(class), Some(junk)) => format!("wrong ({}: {junk})", class.as_str()),
-                (Some(class), None) => format!("wrong ({})", class.as_str()),
-            };
+            let verdict = verdict_of(run);
             let shown = Arm::of(run).title();
             let _ = writeln!(
                 err,
@@ -584,6 +580,19 @@ impl Progress {
         if self.terminal {
             eprintln!();
         }
+    }
+}
+
+/// A run's verdict on its progress line: `right`, `wrong (junk: refusal)`, `wrong (wrong_args;
+/// printed junk: copied_tool_output)`.
+fn verdict_of(run: &RunRecord) -> String {
+    match (run.failure, &run.junk, &run.printed_junk) {
+        (None, _, _) => "right".to_string(),
+        (Some(class), Some(junk), _) => format!("wrong ({}: {junk})", class.as_str()),
+        (Some(class), None, Some(printed)) => {
+            format!("wrong ({}; printed junk: {printed})", class.as_str())
+        }
+        (Some(class), None, None) => format!("wrong ({})", class.as_str()),
     }
 }
 
@@ -606,5 +615,26 @@ mod tests {
         let date = today();
         assert_eq!(date.len(), 10);
         assert!(date.starts_with("20"), "{date}");
+    }
+
+    #[test]
+    fn a_progress_line_says_when_junk_was_printed() {
+        let mut run: RunRecord = serde_json::from_str(
+            r#"{"model": "m", "mode": "declared", "case": "a/b", "language": "en", "run": 1,
+                "prompt": "p", "ok": true, "seconds": 1.0, "calls": [], "recorded": [],
+                "tokens": null, "answer": "x", "stop_reason": "done"}"#,
+        )
+        .expect("a run loads");
+        assert_eq!(verdict_of(&run), "right");
+        run.failure = Some(judge::FailureClass::WrongArgs);
+        assert_eq!(verdict_of(&run), "wrong (wrong_args)");
+        run.printed_junk = Some("copied_tool_output".into());
+        assert_eq!(
+            verdict_of(&run),
+            "wrong (wrong_args; printed junk: copied_tool_output)"
+        );
+        run.failure = Some(judge::FailureClass::Junk);
+        run.junk = Some("refusal".into());
+        assert_eq!(verdict_of(&run), "wrong (junk: refusal)");
     }
 }
