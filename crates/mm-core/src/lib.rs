@@ -61,5 +61,5 @@ pub use registry::Registry;
 pub use sandbox::SandboxMode;
 pub use text::did_you_mean;
 pub use tools::{Outcome, Tool, ToolCtx, ToolKind, ToolSpec};
-pub use turn::{FOLD_LABELS, StopReason, TurnOptions, TurnResult, run_turn};
+pub use turn::{StopReason, TurnOptions, TurnResult, own_texts, run_turn};
 pub use units::millis;

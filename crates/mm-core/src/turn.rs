@@ -711,8 +711,7 @@ fn judging(
     unlooked: Vec<String>,
 ) -> Judging {
     let mut mm_messages = seen.mm_messages.clone();
-    mm_messages.extend(crate::provider::ANSWER_REQUESTS.map(str::to_owned));
-    mm_messages.extend(FOLD_LABELS.map(str::to_owned));
+    mm_messages.extend(own_texts().map(str::to_owned));
     // The fresh answer step's framing of each result (see `fresh_answer`).
     mm_messages.extend(
         seen.ran
@@ -1044,9 +1043,20 @@ fn as_dialogue(messages: &[Message], start: usize, hidden: &Range<usize>) -> Vec
 /// What comes before the transcript of earlier turns, and before the new message.
 const EARLIER_TURNS: &str = "Earlier in this conversation:";
 const MESSAGE_NOW: &str = "My message now:";
-/// The labels of a folded conversation: an answer that writes one out is no answer
-/// ([`crate::junk`]).
-pub const FOLD_LABELS: [&str; 2] = [EARLIER_TURNS, MESSAGE_NOW];
+/// What mm itself writes around the conversation, whatever the turn: its requests for an
+/// answer and the labels of a folded conversation. An answer that copies one (or writes a label
+/// out, [`crate::junk`]) is no answer.
+pub fn own_texts() -> [&'static str; 6] {
+    let [now, again, from_results, with_them] = crate::provider::ANSWER_REQUESTS;
+    [
+        now,
+        again,
+        from_results,
+        with_them,
+        EARLIER_TURNS,
+        MESSAGE_NOW,
+    ]
+}
 
 /// How many of the last earlier turns bring their tools' outputs into the transcript, and how
 /// many characters of each output.

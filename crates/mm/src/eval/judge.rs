@@ -82,11 +82,25 @@ pub struct Verdict {
     pub junk: Option<Junk>,
     /// The `answer:` check that failed, said for a person.
     pub check_failed: Option<String>,
+    /// The junk class of the answer mm printed as the model's, whatever `failure` is (a run
+    /// with a wrong call may print junk too); never a call's output mm showed in its place.
+    pub printed_junk: Option<Junk>,
 }
 
 pub fn verdict(run: &Judged<'_>) -> Verdict {
+    // The model's last reply, judged once, whatever the calls were: unless mm replaced it (then
+    // mm said so, and the output it showed is no junk of the model's). What mm printed when
+    // the turn ended with an answer (`done`).
+    let ended = !run.failed && matches!(run.stop_reason, "done" | "no_answer");
+    let model_junk = if ended && run.mm_junk.is_none() {
+        junk::judge(run.answer, &run.context)
+    } else {
+        None
+    };
+    let printed_junk = model_junk.filter(|_| run.stop_reason == "done");
     let fail = |class| Verdict {
         failure: Some(class),
+        printed_junk,
         ..Verdict::default()
     };
     if run.failed || !matches!(run.stop_reason, "done" | "no_answer" | "loop" | "max_turns") {
@@ -98,40 +112,19 @@ pub fn verdict(run: &Judged<'_>) -> Verdict {
     if let Some(class) = calls(run.expect, run.recorded) {
         return fail(class);
     }
-    if let Some(junk) = run
-        .mm_junk
-        .or_else(|| junk::judge(run.answer, &run.context))
-    {
+    if let Some(junk) = run.mm_junk.or(model_junk) {
         return Verdict {
-            failure: Some(FailureClass::Junk),
             junk: Some(junk),
-            check_failed: None,
+            ..fail(FailureClass::Junk)
         };
     }
     match run.check.failed(run.answer) {
         Some(why) => Verdict {
-            failure: Some(FailureClass::BadAnswer),
-            junk: None,
             check_failed: Some(why),
+            ..fail(FailureClass::BadAnswer)
         },
         None => Verdict::default(),
     }
-}
-
-/// The junk class of the answer mm printed as the model's: judged whatever the calls were,
-/// for a turn that ended with an answer (`done`) that mm did not replace by a call's output
-/// (`mm_junk`: then mm said so, and the output is no junk of the model's).
-pub fn printed_junk(
-    failed: bool,
-    stop_reason: &str,
-    answer: &str,
-    mm_junk: Option<Junk>,
-    context: &AnswerContext<'_>,
-) -> Option<Junk> {
-    if failed || stop_reason != "done" || mm_junk.is_some() {
-        return None;
-    }
-    junk::judge(answer, context)
 }
 
 /// How the programs that ran (compared by file name) fail the expectation, if they do: for a
@@ -176,14 +169,31 @@ mod tests {
     fn printed_junk_is_the_models_reply_shown_as_the_answer() {
         let prompts = ["Please cancel the 11 o'clock meeting."];
         let outputs = ["Alster is booked at 11:00 by someone else, ask the organiser\nexit code 1"];
-        let context = AnswerContext {
-            prompts: &prompts,
-            tool_outputs: &outputs,
-            ..AnswerContext::default()
+        let expect = Expect::Call {
+            program: "cancel.sh".into(),
+            argv: vec![vec!["11:00".into()]],
         };
+        let check = AnswerCheck::default();
         let copy = outputs[0];
-        let printed =
-            |failed, stop, answer, mm_junk| printed_junk(failed, stop, answer, mm_junk, &context);
+        // A wrong call: the printed answer is judged all the same.
+        let recorded = [json!({"program": "cancel.sh", "argv": ["12:00"]})];
+        let printed = |failed, stop_reason, answer, mm_junk| {
+            verdict(&Judged {
+                expect: &expect,
+                check: &check,
+                failed,
+                stop_reason,
+                recorded: &recorded,
+                answer,
+                mm_junk,
+                context: AnswerContext {
+                    prompts: &prompts,
+                    tool_outputs: &outputs,
+                    ..AnswerContext::default()
+                },
+            })
+            .printed_junk
+        };
         assert_eq!(
             printed(false, "done", copy, None),
             Some(Junk::CopiedToolOutput)

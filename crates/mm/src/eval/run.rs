@@ -142,21 +142,10 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
         record.tool_results.iter().partition(|r| r.ran());
     let outputs: Vec<&str> = ran.iter().map(|r| r.content.as_str()).collect();
     let mut messages: Vec<&str> = mm.iter().map(|r| r.content.as_str()).collect();
-    // What mm writes to ask for an answer (the turn loop's answer step) and the labels of a
-    // folded conversation are never an answer either.
-    messages.extend(mm_core::provider::ANSWER_REQUESTS);
-    messages.extend(mm_core::FOLD_LABELS);
+    // What mm itself writes around the conversation is never an answer either.
+    messages.extend(mm_core::own_texts());
     let names: Vec<&str> = ws.names.iter().map(String::as_str).collect();
     let parameters: Vec<&str> = ws.parameters.iter().map(String::as_str).collect();
-    let context = AnswerContext {
-        prompts: &prompts,
-        tool_outputs: &outputs,
-        mm_messages: &messages,
-        names: &names,
-        parameters: &parameters,
-        truncated: record.truncated,
-        calls_succeeded: record.tool_results.iter().any(|r| r.ok),
-    };
     let verdict = judge::verdict(&Judged {
         expect: &case.expect,
         check: &case.answer,
@@ -165,16 +154,17 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
         recorded: &record.recorded,
         answer: &record.answer,
         mm_junk,
-        context,
+        context: AnswerContext {
+            prompts: &prompts,
+            tool_outputs: &outputs,
+            mm_messages: &messages,
+            names: &names,
+            parameters: &parameters,
+            truncated: record.truncated,
+            calls_succeeded: record.tool_results.iter().any(|r| r.ok),
+        },
     });
-    record.printed_junk = judge::printed_junk(
-        record.error.is_some(),
-        &record.stop_reason,
-        &record.answer,
-        mm_junk,
-        &context,
-    )
-    .map(|j| j.as_str().to_string());
+    record.printed_junk = verdict.printed_junk.map(|j| j.as_str().to_string());
     record.ok = verdict.failure.is_none();
     record.failure = verdict.failure;
     record.junk = verdict.junk.map(|j| j.as_str().to_string());
