@@ -30,12 +30,14 @@
 //!    tool), a JSON call (`name`/`tool` + `arguments`/`parameters`/`args`/`input`, OpenAI's
 //!    `{"function":{…}}`, lists of them) to a known tool anywhere or to any tool as the whole
 //!    reply, or a line that is nothing but `NAME(…)` or `NAME: {…}` for a known tool.
-//!    [`Junk::CallDescribed`], only when no call succeeded in the turn: a tool or skill named
+//!    [`Junk::CallDescribed`], when no call succeeded in the turn: a tool or skill named
 //!    as something to use — a verb of use (use, call, utiliser, verwenden, usar, …) at most four
 //!    words before its name (`-` and `_` alike), written as a tool's (an identifier with `_` or
 //!    `-`, in backticks, or next to "function", "tool", "outil", …): "To close it, you can use
 //!    the `close_ticket` function". The user cannot call it; the model meant to. ("Use this
-//!    ticket number" does not name the tool `ticket`.)
+//!    ticket number" does not name the tool `ticket`.) After a call succeeded, only when the
+//!    answer's first sentence tells the user to use a tool ("To log it, you would call the
+//!    `log_time` function with …"), not as the means ("using") or by the model ("I can call").
 //! 4. [`Junk::CopiedMmMessage`]: one of mm's messages covers at least 80 % of an answer of 4
 //!    words or more, or the answer holds at least 95 % of the message and that is at least half
 //!    of the answer; or a line of the answer opens with one of mm's labels (a message of at
@@ -211,7 +213,12 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
         return Some(Junk::CallAsText);
     }
     let words = words(answer);
-    if !ctx.calls_succeeded && language::names_a_tool_to_use(answer, &words, ctx.names).is_some() {
+    let described = if ctx.calls_succeeded {
+        language::tells_to_use_a_tool(answer, ctx.names)
+    } else {
+        language::names_a_tool_to_use(answer, &words, ctx.names).is_some()
+    };
+    if described {
         return Some(Junk::CallDescribed);
     }
     if ctx.mm_messages.iter().any(|m| match label(m) {

@@ -424,13 +424,16 @@ fn refusals_count_only_after_a_call_that_worked() {
 }
 
 #[test]
-fn a_tool_named_as_something_to_use_is_junk_until_a_call_worked() {
+fn a_tool_named_as_something_to_use_is_junk() {
     let names: &[&str] = &[
         "close_ticket",
         "suivi_commande",
         "vpn-from-home",
         "forecast",
         "ticket",
+        "log_time",
+        "ticket_status",
+        "bash",
     ];
     let judge = |answer: &str, calls_succeeded: bool| {
         judge(
@@ -473,12 +476,34 @@ fn a_tool_named_as_something_to_use_is_junk_until_a_call_worked() {
             wrong.push(format!("{junk:?}: {answer:?}"));
         }
     }
-    // After a call that worked, naming the tool is part of the story.
-    if let Some(junk) = judge(
+    // After a call that worked, an answer that opens by telling the user to use a tool says
+    // nothing of what came of the call. Real replies of Qwen2.5-Coder-0.5B on the project's
+    // suite (`log_time` ran, then this; the skill mode's `read_skill`, then this), and the same
+    // in other languages.
+    for answer in [
+        "To log an hour and a half on INC-40721, you would call the `log_time` function with the arguments `ticket=\"INC-40721\"` and `hours=0.5`. The response would then show the total time spent on the ticket, which is 2.75 hours.",
+        "To log an hour and a half on INC-40721, you can use the `log_time` function. The response provides a breakdown of the time spent.",
+        "Run this command with the bash tool, from the project folder:\n\n    ./scripts/scene.sh movie_night --delay=10",
+        "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
+    ] {
+        if judge(answer, true) != Some(Junk::CallDescribed) {
+            wrong.push(format!(
+                "not a described call after a call worked: {answer:?}"
+            ));
+        }
+    }
+    // … but naming the tool is part of the story: done with it, by the model, or after the
+    // answer.
+    for answer in [
         "I used the `close_ticket` function: INC-40698 is closed.",
-        true,
-    ) {
-        wrong.push(format!("{junk:?} after a call that worked"));
+        "I closed INC-40698 using the `close_ticket` tool.",
+        "Logged 1.5 h on INC-40721. You can use the `ticket_status` tool to see the total.",
+        "INC-40698 is closed; I can call `ticket_status` again if you want to check.",
+        "Le ticket INC-40698 est fermé. Vous pouvez utiliser la fonction ticket_status pour le suivre.",
+    ] {
+        if let Some(junk) = judge(answer, true) {
+            wrong.push(format!("{junk:?} after a call that worked: {answer:?}"));
+        }
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }

@@ -28,7 +28,8 @@
 //!   of calling it ("you can use the `close_ticket` function", [`Junk::CallDescribed`]) before
 //!   any call worked gets the same one request for a call held to the schemas (seen on
 //!   Qwen2.5-Coder 0.5B and 1.5B; the user cannot call a function); named again after it,
-//!   the tool is junk like any other (the answer step, then the fallback). So does a look-up
+//!   the tool is junk like any other (the answer step, then the fallback), and so is an
+//!   answer that opens by telling the user to call one after a call worked. So does a look-up
 //!   promised and not made ("To get the status of INC-40698, I need to look up the ticket.",
 //!   "Sure, I can help you with that. What's the forecast for Oslo …?": [`Junk::Promise`],
 //!   [`crate::junk::promises_a_call`]), also when it comes in the answer step after a first

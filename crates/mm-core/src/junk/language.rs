@@ -349,6 +349,48 @@ pub(crate) fn names_a_tool_to_use<'n>(
     words: &[String],
     names: &[&'n str],
 ) -> Option<&'n str> {
+    tool_to_use(answer, words, names, |_| true)
+}
+
+/// Forms of a verb of use that say how something was done, not that it is to be done: "I
+/// closed it using the `close_ticket` tool."
+const MEANS: &[&str] = &["using", "calling", "utilisant", "usando", "utilizando"];
+
+/// Words that make the model the one who uses the tool ("I can use `ticket_status` again").
+const FIRST_PERSON: &[&str] = &[
+    "i", "i'll", "i've", "i'd", "we", "we'll", "je", "j'ai", "nous", "ich", "wir", "yo", "nosotros",
+];
+
+/// After a call that worked: the answer's first sentence tells the user to use a tool — "To
+/// log an hour and a half on INC-40721, you would call the `log_time` function with …", "Run
+/// this command with the bash tool" — instead of saying what came of the call. A tool named
+/// after the first sentence ("INC-40733 is open. You can use `ticket_status` to follow it."),
+/// as the means ("using"), or by the model as its own to use ("I can call …") is not.
+pub(crate) fn tells_to_use_a_tool(answer: &str, names: &[&str]) -> bool {
+    let Some(first) = sentences(answer)
+        .into_iter()
+        .find(|s| s.chars().any(char::is_alphanumeric))
+    else {
+        return false;
+    };
+    let words = words(first);
+    tool_to_use(first, &words, names, |verb| {
+        !MEANS.contains(&words[verb].as_str())
+            && !words[..verb]
+                .iter()
+                .any(|w| FIRST_PERSON.contains(&w.as_str()))
+    })
+    .is_some()
+}
+
+/// [`names_a_tool_to_use`], with the verbs of use limited to those at an index `verb_counts`
+/// accepts.
+fn tool_to_use<'n>(
+    answer: &str,
+    words: &[String],
+    names: &[&'n str],
+    verb_counts: impl Fn(usize) -> bool,
+) -> Option<&'n str> {
     let fold = |c: char| match c {
         '-' => '_',
         c => c.to_ascii_lowercase(),
@@ -364,8 +406,9 @@ pub(crate) fn names_a_tool_to_use<'n>(
             || lower.contains(&format!("{folded}("))
             || tool_word(words.get(i + 1))
             || tool_word(i.checked_sub(1).and_then(|j| words.get(j)));
-        let before = &words[i.saturating_sub(USE_REACH + 1)..i];
-        (as_a_tool && before.iter().any(|w| USE_VERBS.contains(&w.as_str()))).then_some(*name)
+        let used = (i.saturating_sub(USE_REACH + 1)..i)
+            .any(|j| USE_VERBS.contains(&words[j].as_str()) && verb_counts(j));
+        (as_a_tool && used).then_some(*name)
     })
 }
 

@@ -1044,6 +1044,34 @@ fn a_tool_named_after_a_call_that_worked_is_an_answer() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// After a call that worked, an answer that opens by telling the user to call the tool says
+/// nothing of what came of it (Qwen2.5-Coder-0.5B, after `log_time` ran: "To log an hour and a
+/// half on INC-40721, you would call the `log_time` function with …"): the answer step follows.
+#[test]
+fn telling_the_user_to_call_the_tool_that_ran_gets_the_answer_step() {
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("status", r#"{"service":"billing"}"#),
+        Reply::text(
+            "To check billing, you would call the `status` function with the argument \
+             `service=\"billing\"`. The response would then show the service's state.",
+        ),
+        Reply::text("Billing is running."),
+    ]);
+    let out = case
+        .mm(&server)
+        .args(["-p", "Is billing up?"])
+        .assert()
+        .success()
+        .stdout("Billing is running.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("asking it for one"), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2]["tool_choice"], "none", "the answer step");
+    assert_eq!(case.calls().len(), 1, "the tool ran once");
+}
+
 /// The repair step is asked for once a turn: a repair that is invalid too (a server that
 /// enforces no grammar) is answered in text as usual, and the turn goes on without one.
 #[test]
