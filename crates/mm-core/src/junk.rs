@@ -3,7 +3,7 @@
 //!
 //! Small models fail in ways a check of the tool calls alone does not see: they copy the prompt
 //! back, print a tool's output or mm's own message instead of answering, write the call they
-//! meant to make as text, dump the tool list, refuse after a call ran, or stop at
+//! meant to make as text, dump the tool list, refuse after a call that worked, or stop at
 //! `max_tokens`. [`judge`] names the first of these [`Junk`] classes an answer falls in, from the
 //! answer and what the model saw ([`AnswerContext`]); `None` means the answer may be read as
 //! one. False positives are as bad as misses: every rule below errs towards passing an answer.
@@ -56,8 +56,7 @@
 //!    half of the prompt (so `The VPN is up.` after `Check if the VPN is up.` passes); or a
 //!    *collage*: a whole prompt of 6 words or more in order, and at least 90 % of the answer's
 //!    words in runs of the prompts, the tools' outputs and mm's messages.
-//! 7. [`Junk::Refusal`], only when a call ran in the turn (whatever it returned): an answer of
-//!    at most 40 words
+//! 7. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
 //!    whose first sentence (the first two when the first apologises) says that the
 //!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
 //! 8. [`Junk::Promise`]: an answer of at most 40 words whose every sentence offers help ("Sure,
@@ -115,8 +114,7 @@ pub enum Junk {
     Promise,
     /// The tool list, or a tool's schema, written out.
     ToolList,
-    /// "I can't help with that" after a call ran (it worked, or it failed and the refusal hides
-    /// why).
+    /// "I can't help with that" after a call that worked.
     Refusal,
 }
 
@@ -133,7 +131,7 @@ impl Junk {
             Junk::CallDescribed => "a tool named as something to use instead of called",
             Junk::Promise => "a promise to act instead of an answer",
             Junk::ToolList => "the tool list written out",
-            Junk::Refusal => "a refusal after a call ran",
+            Junk::Refusal => "a refusal after a call that worked",
         }
     }
 
@@ -178,9 +176,6 @@ pub struct AnswerContext<'a> {
     pub truncated: bool,
     /// At least one tool call ran successfully in this turn.
     pub calls_succeeded: bool,
-    /// At least one tool call ran in this turn and failed (its program exited non-zero or timed
-    /// out): after it, "I can't help with that" hides what went wrong.
-    pub calls_failed: bool,
 }
 
 /// Words per shingle (see the module's documentation).
@@ -242,7 +237,7 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     if ctx.prompts.iter().any(|p| copied_prompt(answer, &words, p)) || collage(&words, ctx) {
         return Some(Junk::CopiedPrompt);
     }
-    if (ctx.calls_succeeded || ctx.calls_failed) && language::refusal(answer) {
+    if ctx.calls_succeeded && language::refusal(answer) {
         return Some(Junk::Refusal);
     }
     if language::promise(answer, ctx.prompts).is_some() {

@@ -32,16 +32,13 @@ const UNKNOWN: &str = "There is no tool named \"deploy\". The tools are: status,
 const SICK: &str = "I feel awful. Put me down as off sick for half a day today, 2026-12-07.";
 const SICK_OUTPUT: &str = "LV-2292 recorded: sick leave, 0.5 days from 2026-12-07 for E1042 (Sam Ortiz). No approval needed.\nFrom the 4th day in a row a doctor's note is needed.";
 
-/// What the model saw: prompts, outputs of calls that ran (worked, unless `failed`), mm's
-/// messages.
+/// What the model saw: prompts, outputs of calls that worked, mm's messages.
 #[derive(Clone, Copy, Default)]
 struct Seen {
     prompts: &'static [&'static str],
     outputs: &'static [&'static str],
     messages: &'static [&'static str],
     truncated: bool,
-    /// The calls whose `outputs` these are failed.
-    failed: bool,
 }
 
 impl Seen {
@@ -62,11 +59,6 @@ impl Seen {
         self
     }
 
-    fn failing(mut self) -> Self {
-        self.failed = true;
-        self
-    }
-
     fn cut(mut self) -> Self {
         self.truncated = true;
         self
@@ -80,8 +72,7 @@ impl Seen {
             names: NAMES,
             parameters: PARAMETERS,
             truncated: self.truncated,
-            calls_succeeded: !self.outputs.is_empty() && !self.failed,
-            calls_failed: !self.outputs.is_empty() && self.failed,
+            calls_succeeded: !self.outputs.is_empty(),
         };
         judge(answer, &ctx)
     }
@@ -406,13 +397,9 @@ fn calls_and_tool_lists_written_as_text_are_junk() {
 }
 
 #[test]
-fn refusals_count_only_after_a_call_ran() {
+fn refusals_count_only_after_a_call_that_worked() {
     let worked = Seen::ask(&[VPN]).after(&[TICKET]);
     let nothing_ran = Seen::ask(&["How do I pick a lock?"]);
-    // Qwen2.5-Coder-1.5B on the project's suite, after `list_tickets` refused `limit: 100`.
-    let failed = Seen::ask(&["Show me all of jdoe's tickets, closed ones included."])
-        .after(&["limit must be a whole number from 1 to 50 (got '100')\nexit code 2"])
-        .failing();
     table!(
         worked => Some(Junk::Refusal) => [
             "I'm sorry, but I can't assist with that.",
@@ -431,14 +418,6 @@ fn refusals_count_only_after_a_call_ran() {
             "I opened T-1042. I cannot help with the printer, though.",
             "Sorry for the trouble: ticket T-1042 is open with high priority.",
             "As an AI assistant, I opened ticket T-1042 for you.",
-        ],
-        failed => Some(Junk::Refusal) => [
-            "I'm sorry, but I can't assist with that.",
-            "Sorry, but I can't help with that.",
-        ],
-        failed => None => [
-            "I could not list them: the limit must be from 1 to 50.",
-            "Sorry, the ticket list only goes up to 50 tickets at a time.",
         ],
         nothing_ran => None => ["I'm sorry, but I can't assist with that."],
     );

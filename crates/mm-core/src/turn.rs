@@ -41,7 +41,7 @@
 //!   between (status → restart → status) runs as usual.
 //! - **Junk is never the answer.** An answer that [`crate::junk::judge`] finds useless (empty,
 //!   cut at `max_tokens`, a copy of the prompt, of a tool's output or of mm's own message, a call
-//!   or the tool list written as text, a refusal after a call ran) is not shown as the
+//!   or the tool list written as text, a refusal after a call that worked) is not shown as the
 //!   answer: mm asks once more — the answer step, or after an answer step, the question and the
 //!   results in one fresh message without tools — then shows the output of the last call under
 //!   a one-line notice (or, with no call, says there is no answer). While it streams, an
@@ -752,7 +752,6 @@ fn judging(
         names: names.to_vec(),
         parameters: parameters.to_vec(),
         calls_succeeded: seen.ran.iter().any(|r| r.ok),
-        calls_failed: seen.ran.iter().any(|r| !r.ok),
         unlooked,
     }
 }

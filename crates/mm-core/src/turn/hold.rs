@@ -15,7 +15,6 @@ pub(super) struct Judging {
     pub names: Vec<String>,
     pub parameters: Vec<String>,
     pub calls_succeeded: bool,
-    pub calls_failed: bool,
     /// The references the turn's calls gave back that are new to the user
     /// ([`super::references`]): a streamed answer is held until it names one.
     pub references: Vec<String>,
@@ -44,7 +43,6 @@ impl Judging {
             parameters: &parameters,
             truncated,
             calls_succeeded: self.calls_succeeded,
-            calls_failed: self.calls_failed,
         })
     }
 }

@@ -162,7 +162,6 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
             parameters: &parameters,
             truncated: record.truncated,
             calls_succeeded: record.tool_results.iter().any(|r| r.ok),
-            calls_failed: record.tool_results.iter().any(|r| r.ran() && !r.ok),
         },
     });
     record.printed_junk = verdict.printed_junk.map(|j| j.as_str().to_string());

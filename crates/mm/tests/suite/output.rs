@@ -1532,45 +1532,6 @@ fn a_failed_calls_output_copied_is_no_answer() {
     assert_eq!(server.requests().len(), 3);
 }
 
-/// Real shape (Qwen2.5-Coder-1.5B, `helpdesk/all-tickets-of-user`): the tool refused the
-/// arguments and the model answered "I'm sorry, but I can't assist with that.", which hides why.
-/// Asked again, it says what went wrong; the refusal is never printed.
-#[test]
-fn a_refusal_after_a_failed_call_gets_the_answer_step() {
-    let case = Case::new(&agent_with_tools(
-        r#"  list_tickets:
-    description: Lists a user's tickets.
-    parameters:
-      user: {type: string}
-      limit: {type: integer}
-    command: ["./list", "{{user}}", "{{limit}}"]
-"#,
-    ));
-    case.script(
-        "list",
-        "#!/bin/sh\necho \"limit must be a whole number from 1 to 50 (got '$2')\"\nexit 2\n",
-    );
-    let server = ScriptedServer::start(vec![
-        Reply::tool_call("list_tickets", r#"{"user":"jdoe","limit":100}"#),
-        Reply::text("I'm sorry, but I can't assist with that."),
-        Reply::text("I could not list them: the limit must be from 1 to 50."),
-    ]);
-    let out = case
-        .mm(&server)
-        .args(["-p", "Show me all of jdoe's tickets, closed ones included."])
-        .assert()
-        .success()
-        .stdout("I could not list them: the limit must be from 1 to 50.\n");
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("a refusal after a call ran") && stderr.contains("asking it for one"),
-        "{stderr}"
-    );
-    let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    assert_eq!(requests[2]["tool_choice"], "none", "the answer step");
-}
-
 /// Real shape (Qwen2.5-Coder-0.5B and 1.5B, `helpdesk/status`, `travel/flight-on-time`): the
 /// user names a ticket, the model answers about it with nothing looked up. The made-up answer
 /// is never shown, not even streamed; the model is asked once for a call held to the schemas.
