@@ -1069,7 +1069,11 @@ fn telling_the_user_to_call_the_tool_that_ran_gets_the_answer_step() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[2]["tool_choice"], "none", "the answer step");
-    assert_eq!(case.calls().len(), 1, "the tool ran once");
+    assert_eq!(
+        case.calls(),
+        vec![vec!["billing".to_string()]],
+        "the tool ran once"
+    );
 }
 
 /// The repair step is asked for once a turn: a repair that is invalid too (a server that

@@ -354,8 +354,8 @@ wait
     // The first signal was acted on once the group's leader is dead; the turn then drains the
     // pipe for at most two seconds (`process::DRAIN_GRACE`), and the second signal must land in
     // that window. Only the leader is watched here (one file read a poll): scanning the whole
-    // process table between the two signals, on a machine busy with the rest of the suite, ate
-    // into that window (the test failed once so).
+    // process table between the two signals, on a machine busy with the rest of the suite, can
+    // eat into that window (the test failed once under load).
     wait_for("the tool's group to be killed", || {
         process(group).is_none_or(|p| matches!(p.state, 'Z' | 'X'))
     });
