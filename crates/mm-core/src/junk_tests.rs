@@ -446,63 +446,75 @@ fn a_tool_named_as_something_to_use_is_junk() {
             },
         )
     };
+    let described = Some(Junk::CallDescribed);
+    // (a call worked before the answer, what the answer is judged, the answers)
+    let table: [(bool, Option<Junk>, &[&str]); 4] = [
+        // Real replies: Qwen2.5-Coder 1.5B and 0.5B on the project's suite (the first three),
+        // and the same in the other languages.
+        (
+            false,
+            described,
+            &[
+                "To close the VPN, you can use the `close_ticket` function with the ticket number as the argument.",
+                "To connect to the VPN from home, you can use the `vpn_from_home` function. You need to provide the `username`.",
+                "To find the order number 77104, you can use the `suivi_commande` function. This function will return the status.",
+                "You can call forecast() for that.",
+                "Use the forecast tool with the city Oslo.",
+                "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
+                "Puedes usar la herramienta `forecast` para eso.",
+                "Dafür kannst du das Werkzeug forecast verwenden, oder close_ticket aufrufen.",
+            ],
+        ),
+        (
+            false,
+            None,
+            &[
+                // A name that is a word, not written as a tool's.
+                "Please use ticket INC-40698 when you write to us.",
+                "Use the weather forecast of your airline before you fly.",
+                // A tool named, not as something to use.
+                "I closed it with close_ticket.",
+                "The `forecast` says rain in Oslo tomorrow.",
+                "Done: the ticket is closed.",
+            ],
+        ),
+        // After a call that worked, an answer that opens by telling the user to use a tool says
+        // nothing of what came of the call. Real replies of Qwen2.5-Coder-0.5B on the project's
+        // suite (`log_time` ran, then this; the skill mode's `read_skill`, then this), and the
+        // same in other languages.
+        (
+            true,
+            described,
+            &[
+                "To log an hour and a half on INC-40721, you would call the `log_time` function with the arguments `ticket=\"INC-40721\"` and `hours=0.5`. The response would then show the total time spent on the ticket, which is 2.75 hours.",
+                "To log an hour and a half on INC-40721, you can use the `log_time` function. The response provides a breakdown of the time spent.",
+                "Run this command with the bash tool, from the project folder:\n\n    ./scripts/scene.sh movie_night --delay=10",
+                "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
+            ],
+        ),
+        // … but naming the tool is part of the story: done with it, by the model, or after the
+        // answer.
+        (
+            true,
+            None,
+            &[
+                "I used the `close_ticket` function: INC-40698 is closed.",
+                "I closed INC-40698 using the `close_ticket` tool.",
+                "Logged 1.5 h on INC-40721. You can use the `ticket_status` tool to see the total.",
+                "INC-40698 is closed; I can call `ticket_status` again if you want to check.",
+                "Le ticket INC-40698 est fermé. Vous pouvez utiliser la fonction ticket_status pour le suivre.",
+            ],
+        ),
+    ];
     let mut wrong = Vec::new();
-    // Real replies: Qwen2.5-Coder 1.5B and 0.5B on the project's suite (the first three), and
-    // the same in the other languages.
-    for answer in [
-        "To close the VPN, you can use the `close_ticket` function with the ticket number as the argument.",
-        "To connect to the VPN from home, you can use the `vpn_from_home` function. You need to provide the `username`.",
-        "To find the order number 77104, you can use the `suivi_commande` function. This function will return the status.",
-        "You can call forecast() for that.",
-        "Use the forecast tool with the city Oslo.",
-        "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
-        "Puedes usar la herramienta `forecast` para eso.",
-        "Dafür kannst du das Werkzeug forecast verwenden, oder close_ticket aufrufen.",
-    ] {
-        if judge(answer, false) != Some(Junk::CallDescribed) {
-            wrong.push(format!("not a described call: {answer:?}"));
-        }
-    }
-    for answer in [
-        // A name that is a word, not written as a tool's.
-        "Please use ticket INC-40698 when you write to us.",
-        "Use the weather forecast of your airline before you fly.",
-        // A tool named, not as something to use.
-        "I closed it with close_ticket.",
-        "The `forecast` says rain in Oslo tomorrow.",
-        "Done: the ticket is closed.",
-    ] {
-        if let Some(junk) = judge(answer, false) {
-            wrong.push(format!("{junk:?}: {answer:?}"));
-        }
-    }
-    // After a call that worked, an answer that opens by telling the user to use a tool says
-    // nothing of what came of the call. Real replies of Qwen2.5-Coder-0.5B on the project's
-    // suite (`log_time` ran, then this; the skill mode's `read_skill`, then this), and the same
-    // in other languages.
-    for answer in [
-        "To log an hour and a half on INC-40721, you would call the `log_time` function with the arguments `ticket=\"INC-40721\"` and `hours=0.5`. The response would then show the total time spent on the ticket, which is 2.75 hours.",
-        "To log an hour and a half on INC-40721, you can use the `log_time` function. The response provides a breakdown of the time spent.",
-        "Run this command with the bash tool, from the project folder:\n\n    ./scripts/scene.sh movie_night --delay=10",
-        "Pour fermer le ticket, vous pouvez utiliser la fonction close_ticket.",
-    ] {
-        if judge(answer, true) != Some(Junk::CallDescribed) {
-            wrong.push(format!(
-                "not a described call after a call worked: {answer:?}"
-            ));
-        }
-    }
-    // … but naming the tool is part of the story: done with it, by the model, or after the
-    // answer.
-    for answer in [
-        "I used the `close_ticket` function: INC-40698 is closed.",
-        "I closed INC-40698 using the `close_ticket` tool.",
-        "Logged 1.5 h on INC-40721. You can use the `ticket_status` tool to see the total.",
-        "INC-40698 is closed; I can call `ticket_status` again if you want to check.",
-        "Le ticket INC-40698 est fermé. Vous pouvez utiliser la fonction ticket_status pour le suivre.",
-    ] {
-        if let Some(junk) = judge(answer, true) {
-            wrong.push(format!("{junk:?} after a call that worked: {answer:?}"));
+    for (worked, want, answers) in table {
+        for answer in answers {
+            let got = judge(answer, worked);
+            if got != want {
+                wrong.push(format!(
+                    "after a call worked: {worked}, got {got:?}, want {want:?}: {answer:?}"
+                ));
+            }
         }
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
