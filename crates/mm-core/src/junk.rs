@@ -46,7 +46,14 @@
 //! 5. [`Junk::CopiedToolOutput`]: an output of 8 words or more of which the answer holds at least
 //!    95 %, making up at least half of the answer. (Shorter outputs — `Ticket T-1042 opened.` —
 //!    are often the answer itself.)
-//! 6. [`Junk::CopiedPrompt`], for an answer of 2 words or more and any prompt: the whole prompt
+//! 6. [`Junk::CopiedEarlierAnswer`]: an answer of 8 words or more of which at least 80 % lie in
+//!    runs of an earlier answer of the conversation that was made from a tool's output (given
+//!    by the turn loop only while this turn's outputs say something new). A follow-up answered
+//!    so restates old results as if they were new: "And in Berlin?" got the earlier Oslo
+//!    forecast with Berlin written in, "And PR-7720-4410?" the first parcel's state, "Close the
+//!    second one" the earlier listing's last sentence (Qwen2.5-Coder 0.5B and 1.5B, 172 of the
+//!    820 recorded conversation runs, one of them right).
+//! 7. [`Junk::CopiedPrompt`], for an answer of 2 words or more and any prompt: the whole prompt
 //!    in order with words added that make up less than 20 % of the answer (when the prompt ends
 //!    with `?`, the answer must too: `What is the capital of France? Paris.` is an answer); or
 //!    the prompt in order with less than 20 % of its words left out and none added; or a *bare
@@ -56,15 +63,15 @@
 //!    half of the prompt (so `The VPN is up.` after `Check if the VPN is up.` passes); or a
 //!    *collage*: a whole prompt of 6 words or more in order, and at least 90 % of the answer's
 //!    words in runs of the prompts, the tools' outputs and mm's messages.
-//! 7. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
+//! 8. [`Junk::Refusal`], only when a call succeeded in the turn: an answer of at most 40 words
 //!    whose first sentence (the first two when the first apologises) says that the
 //!    model cannot help, assist, comply, answer, do that… (English, French, German, Spanish).
-//! 8. [`Junk::Promise`]: an answer of at most 40 words whose every sentence offers help ("Sure,
+//! 9. [`Junk::Promise`]: an answer of at most 40 words whose every sentence offers help ("Sure,
 //!    I can help you with that."), says what the model is about to do ("To get the status of
 //!    INC-40698, I need to look up the ticket.", "Let me check.", "I'll think about it."), or
 //!    asks the user's question back (70 % of its words the prompt's, in order, and half the
 //!    prompt) (English, French, German, Spanish). [`promises_a_call`] tells a promised look-up or action from promised words.
-//! 9. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
+//! 10. [`Junk::Truncated`]: the reply was cut at `max_tokens`.
 //!
 //! ```
 //! use mm_core::junk::{AnswerContext, Junk, judge};
@@ -104,6 +111,9 @@ pub enum Junk {
     CopiedToolOutput,
     /// (Nearly) a text mm wrote to the model (the answer to an invalid call, …).
     CopiedMmMessage,
+    /// (Nearly) an earlier answer of the conversation made from a tool's output: old results
+    /// restated as the answer to a new message.
+    CopiedEarlierAnswer,
     /// A tool call written as text instead of made.
     CallAsText,
     /// A tool named as something to use ("you can use the `close_ticket` function") instead
@@ -127,6 +137,7 @@ impl Junk {
             Junk::CopiedPrompt => "a copy of the prompt",
             Junk::CopiedToolOutput => "a copy of a tool's output",
             Junk::CopiedMmMessage => "a copy of mm's own message to the model",
+            Junk::CopiedEarlierAnswer => "a copy of an earlier answer",
             Junk::CallAsText => "a tool call written as text",
             Junk::CallDescribed => "a tool named as something to use instead of called",
             Junk::Promise => "a promise to act instead of an answer",
@@ -143,6 +154,7 @@ impl Junk {
             Junk::CopiedPrompt => "copied_prompt",
             Junk::CopiedToolOutput => "copied_tool_output",
             Junk::CopiedMmMessage => "copied_mm_message",
+            Junk::CopiedEarlierAnswer => "copied_earlier_answer",
             Junk::CallAsText => "call_as_text",
             Junk::CallDescribed => "call_described",
             Junk::Promise => "promise",
@@ -168,6 +180,10 @@ pub struct AnswerContext<'a> {
     /// Texts mm itself wrote to the model (answers to invalid, unknown or refused calls,
     /// notices).
     pub mm_messages: &'a [&'a str],
+    /// The answers that ended earlier turns of the conversation in which a tool's output was
+    /// read (empty when this turn's outputs are all ones an earlier turn had: the same result
+    /// may be told the same way).
+    pub earlier_answers: &'a [&'a str],
     /// The names of the agent's tools and skills.
     pub names: &'a [&'a str],
     /// The names of the parameters of the agent's tools (of any of them).
@@ -190,6 +206,11 @@ const ANSWER_FROM_MESSAGE: usize = 80;
 const MIN_MESSAGE_COPY: usize = 4;
 /// Outputs shorter than this are never "copied": repeating them is often the answer.
 const MIN_OUTPUT_WORDS: usize = 8;
+/// An answer made (in percent) of an earlier answer (see [`copied_earlier_answer`])…
+const ANSWER_FROM_EARLIER: usize = 80;
+/// … when it has at least this many words (a short answer may rightly say again what an
+/// earlier one said: "INC-40733 is still open.").
+const MIN_EARLIER_COPY: usize = 8;
 /// A near copy of a prompt: words added or left out, in percent.
 const PROMPT_CHANGE: usize = 20;
 /// A collage (see [`collage`]): the shortest prompt it holds whole…
@@ -234,6 +255,12 @@ pub fn judge(answer: &str, ctx: &AnswerContext<'_>) -> Option<Junk> {
     {
         return Some(Junk::CopiedToolOutput);
     }
+    if ctx.earlier_answers.iter().any(|a| {
+        let earlier = self::words(a);
+        copied_earlier_answer(&words, &earlier) && !tells_something_new(&words, &earlier, ctx)
+    }) {
+        return Some(Junk::CopiedEarlierAnswer);
+    }
     if ctx.prompts.iter().any(|p| copied_prompt(answer, &words, p)) || collage(&words, ctx) {
         return Some(Junk::CopiedPrompt);
     }
@@ -259,9 +286,9 @@ const SHOW_AFTER: usize = 12;
 /// Whether the beginning of a streamed answer may be shown before the answer is complete and
 /// judged: it has [`SHOW_AFTER`] words, is no junk so far (a refusal says so in its first
 /// sentence, a call or a tool list shows in its shape), and is not on its way to a copy — at
-/// most half of its words lie in runs of a tool's output or of mm's message, and less than
-/// 80 % of them are a prompt's words in order, and it may not still become a promise ("Sure, I
-/// can help you with that. I need to …"). A beginning that fails is held; the answer is
+/// most half of its words lie in runs of a tool's output, of mm's message or of an earlier
+/// answer, and less than 80 % of them are a prompt's words in order, and it may not still
+/// become a promise ("Sure, I can help you with that. I need to …"). A beginning that fails is held; the answer is
 /// judged whole when it ends, and shown only if it passes. (An answer that turns to junk after
 /// its first words were shown is still not the answer: the warning that follows says so.)
 pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
@@ -280,6 +307,7 @@ pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
         .tool_outputs
         .iter()
         .chain(ctx.mm_messages)
+        .chain(ctx.earlier_answers)
         .any(|source| {
             at_least(
                 covered(&words, &self::words(source)),
@@ -391,6 +419,37 @@ fn pasted(answer: &[String], source: &[String]) -> bool {
 
 fn copied_output(answer: &[String], output: &[String]) -> bool {
     output.len() >= MIN_OUTPUT_WORDS && pasted(answer, output)
+}
+
+/// Old results restated: at least [`ANSWER_FROM_EARLIER`] % of an answer of
+/// [`MIN_EARLIER_COPY`] words or more lies in runs of an earlier answer (one word changed keeps
+/// most runs: "The weather in Berlin will be very mild …" after "The weather in Oslo will be
+/// very mild …").
+fn copied_earlier_answer(answer: &[String], earlier: &[String]) -> bool {
+    answer.len() >= MIN_EARLIER_COPY
+        && at_least(covered(answer, earlier), answer.len(), ANSWER_FROM_EARLIER)
+}
+
+/// An answer cast in an earlier answer's words still tells this turn's result when, after a
+/// call that worked, it holds a word of a tool's output — one with a digit, or of 4 characters
+/// or more — that neither that earlier answer nor the user wrote: "98.6°F is equivalent to
+/// 310.15 K in Phoenix today." after "98.6°F is equivalent to 37 °C in Phoenix today.", the
+/// recipe for 2 after the recipe for 4, "… the current state is closed" after "… in progress".
+fn tells_something_new(answer: &[String], earlier: &[String], ctx: &AnswerContext<'_>) -> bool {
+    if !ctx.calls_succeeded {
+        return false;
+    }
+    let known: HashSet<String> = earlier
+        .iter()
+        .cloned()
+        .chain(ctx.prompts.iter().flat_map(|p| words(p)))
+        .collect();
+    let outputs: HashSet<String> = ctx.tool_outputs.iter().flat_map(|o| words(o)).collect();
+    answer.iter().any(|w| {
+        (w.chars().count() >= 4 || w.chars().any(|c| c.is_ascii_digit()))
+            && !known.contains(w)
+            && outputs.contains(w)
+    })
 }
 
 /// mm's messages are never an answer: a piece of one is enough.

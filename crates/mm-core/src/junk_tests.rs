@@ -38,6 +38,7 @@ struct Seen {
     prompts: &'static [&'static str],
     outputs: &'static [&'static str],
     messages: &'static [&'static str],
+    earlier: &'static [&'static str],
     truncated: bool,
 }
 
@@ -59,6 +60,12 @@ impl Seen {
         self
     }
 
+    /// Earlier answers of the conversation, made from tools' outputs.
+    fn answered(mut self, earlier: &'static [&'static str]) -> Self {
+        self.earlier = earlier;
+        self
+    }
+
     fn cut(mut self) -> Self {
         self.truncated = true;
         self
@@ -69,6 +76,7 @@ impl Seen {
             prompts: self.prompts,
             tool_outputs: self.outputs,
             mm_messages: self.messages,
+            earlier_answers: self.earlier,
             names: NAMES,
             parameters: PARAMETERS,
             truncated: self.truncated,
@@ -721,4 +729,81 @@ fn a_streamed_promise_is_held_until_it_is_something_else() {
     assert!(show(
         "Sure, I can help you with that. INC-40698 was opened on Monday and is still waiting for the network team"
     ));
+}
+
+/// Follow-ups answered with an earlier answer told again (Qwen2.5-Coder 0.5B and 1.5B, the
+/// project's suite): old results restated as new ones. A short answer, one that only shares a
+/// few phrases, and an answer without earlier answers pass.
+#[test]
+fn an_earlier_answer_told_again_is_junk() {
+    const OSLO: &str = "The weather in Oslo will be very mild with a low temperature of 0°C \
+        (32°F) and a clear sky. The temperature will be slightly cooler than in other cities.";
+    const PARCEL: &str = "The parcel PR-7720-3391 is in reparto today at 2026-12-07 between \
+        14:00 and 16:00. The Furgoneta 12, Madrid is located in the Chamberí.";
+    const LISTING: &str = "Jdoe has two open tickets: one for a printer jam and one for an \
+        Excel crash with macros. The printer jam is waiting for parts (fuser unit) and the \
+        Excel crash is in progress.";
+    const CLOSED: &str = "Closed INC-40712 (Excel crashes when opening files with macros) as \
+        duplicate.\nNo email sent to jdoe.";
+    let berlin = Seen::ask(&["What's the weather in Oslo?", "And in Berlin?"]).answered(&[OSLO]);
+    let parcel = Seen::ask(&["Where is PR-7720-3391?", "And PR-7720-4410?"]).answered(&[PARCEL]);
+    let second = Seen::ask(&[
+        "Which tickets does jdoe have open?",
+        "Close the second one as a duplicate, and don't email him about it.",
+    ])
+    .after(&[CLOSED])
+    .answered(&[LISTING]);
+    let no_earlier = Seen::ask(&["And in Berlin?"]);
+    let kelvin = Seen::ask(&[
+        "It's 98.6 °F in Phoenix today. What is that in Celsius?",
+        "And in Kelvin?",
+    ])
+    .after(&["98.6 °F = 310.15 K"])
+    .answered(&["98.6°F is equivalent to 37 °C in Phoenix today."]);
+    let kelvin_no_call = Seen {
+        outputs: &[],
+        ..kelvin
+    };
+    let closed = Seen::ask(&["What's the status of INC-40721?", "The VPN works again, you can close it."])
+        .after(&["Closed INC-40721 (VPN gateway unreachable from home) as fixed.\nmkovacs was notified by email."])
+        .answered(&["The VPN gateway for INC-40721 is unreachable from home. The requester is \
+            MKovacs, the assignee is Priya Nair, the current state is \"in progress\", and the \
+            total time logged is 2.25 hours."]);
+    table!(
+        berlin => Some(Junk::CopiedEarlierAnswer) => [
+            "Berlin is also going to be very mild with a low temperature of 0°C (32°F) and a \
+             clear sky. The temperature will be slightly cooler than in other cities.",
+            "The weather in Berlin will be very mild with a low temperature of 0°C (32°F) and a clear sky.",
+        ],
+        parcel => Some(Junk::CopiedEarlierAnswer) => [
+            "The parcel PR-7720-4410 is in reparto today at 2026-12-07 between 14:00 and 16:00. \
+             The Furgoneta 12, Madrid is located in the Chamberí.",
+        ],
+        second => Some(Junk::CopiedEarlierAnswer) => [
+            "The printer jam is waiting for parts (fuser unit), and the Excel crash is in progress.",
+        ],
+        berlin => None => [
+            "Berlin: 7 °C and rain today.",
+            "In Berlin it will rain on Monday, with a high of 7 °C and a low of 2 °C; \
+             Tuesday is cloudy and Wednesday snowy.",
+        ],
+        second => None => [
+            "INC-40712, the Excel crash, is closed as a duplicate; no email was sent to jdoe.",
+        ],
+        // The earlier answer's words with this turn's result in them (real, Qwen2.5-Coder
+        // 0.5B and 1.5B, right runs of `units/and-in-kelvin` and `helpdesk/close-after-status`).
+        kelvin => None => ["98.6°F is equivalent to 310.15 K in Phoenix today."],
+        closed => None => [
+            "The VPN gateway for INC-40721 is now working again. The requester is MKovacs, the \
+             assignee is Priya Nair, the current state is \"closed\", and the total time logged \
+             is 2.25 hours.",
+        ],
+        // Without a call that worked, a new word from an earlier output tells nothing new.
+        kelvin_no_call => Some(Junk::CopiedEarlierAnswer) => [
+            "98.6°F is equivalent to 310.15 K in Phoenix today.",
+        ],
+        no_earlier => None => [
+            "The weather in Berlin will be very mild with a low temperature of 0°C (32°F) and a clear sky.",
+        ],
+    );
 }

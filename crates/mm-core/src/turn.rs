@@ -47,6 +47,11 @@
 //!   a one-line notice (or, with no call, says there is no answer). While it streams, an
 //!   answer is held until its beginning cannot be junk ([`hold`]), so junk never reaches the
 //!   screen either.
+//! - **An earlier answer told again is no answer.** A reply to a follow-up made of an earlier
+//!   answer (one that came from a tool's output) told again ([`Junk::CopiedEarlierAnswer`]:
+//!   "And in Berlin?" answered with the Oslo forecast, Berlin written in) gets, with no call in
+//!   the turn, one request for a call held to the schemas, and after a call the answer step.
+//!   An earlier turn that made one of this turn's calls again does not count ([`judging`]).
 //! - **Earlier turns are folded into the new message.** The calls and results of earlier turns
 //!   are not sent again as messages: a small model that sees an earlier tool result so answers
 //!   a new question from it instead of calling (seen in interactive mode). Their questions and
@@ -288,6 +293,7 @@ pub async fn run_turn(
     // What the model is shown of the earlier turns: it does not change during the turn.
     let earlier_transcript = transcript(&messages[..start]);
     let earlier_outputs = folded_outputs(&messages[..start]);
+    let earlier_answers = earlier_answers(&messages[..start]);
     let mut result = TurnResult::started();
 
     while result.turns < opts.limits.max_turns {
@@ -295,7 +301,8 @@ pub async fn run_turn(
         let unlooked = not_looked_up(messages, start, &seen, takes, &result, opts);
         let judging = judging(
             messages,
-            &earlier_outputs,
+            start,
+            (&earlier_outputs, &earlier_answers),
             &seen,
             (&names, &parameters),
             unlooked,
@@ -431,6 +438,7 @@ pub async fn run_turn(
         }
         // Junk still held is never shown.
         let meant_to_call = junk == Junk::CallDescribed
+            || (junk == Junk::CopiedEarlierAnswer && seen.ran.is_empty())
             || (junk == Junk::Promise
                 && !judging.calls_succeeded
                 && judging.with(false, |ctx| junk::promises_a_call(&reply.content, ctx)));
@@ -703,10 +711,11 @@ impl Round<'_, '_> {
 
 /// What this turn put in front of the model, for judging its replies.
 /// `earlier_outputs` are the earlier turns' outputs as the transcript shows them
-/// ([`folded_outputs`]).
+/// ([`folded_outputs`]); `earlier_answers` the answers made from them ([`earlier_answers`]).
 fn judging(
     messages: &[Message],
-    earlier_outputs: &[String],
+    start: usize,
+    (earlier_outputs, earlier_answers): (&[String], &[EarlierAnswer]),
     seen: &Seen,
     (names, parameters): (&[String], &[String]),
     unlooked: Vec<String>,
@@ -744,7 +753,16 @@ fn judging(
     let mut outputs = outputs;
     outputs.extend(seen.ran.iter().filter(|r| !r.ok).map(|r| r.output.clone()));
     outputs.extend_from_slice(earlier_outputs);
+    // An earlier answer told again is no answer, unless this turn made one of that turn's
+    // calls again: the same result may be told the same way ("still open").
+    let calls_now = calls_of(&messages[start.min(messages.len())..]);
+    let earlier_answers = earlier_answers
+        .iter()
+        .filter(|a| !a.calls.iter().any(|c| calls_now.contains(c)))
+        .map(|a| a.text.clone())
+        .collect();
     Judging {
+        earlier_answers,
         references,
         prompts: prompts.into_iter().map(str::to_owned).collect(),
         outputs,
@@ -1114,6 +1132,64 @@ fn folds_output(earlier: &[Message]) -> impl Fn(usize) -> bool + '_ {
             && matches!(&earlier[i], Message::Tool { content, .. }
                 if !content.trim().is_empty() && !crate::pipeline::written_by_mm(content))
     }
+}
+
+/// An earlier turn in which a tool's output was read: the answer that ended it, and the calls
+/// it made.
+struct EarlierAnswer {
+    text: String,
+    calls: Vec<(String, Value)>,
+}
+
+/// The calls made in `messages`: each tool's name and its arguments as the model sent them
+/// (the raw text when they are no JSON).
+fn calls_of(messages: &[Message]) -> Vec<(String, Value)> {
+    messages
+        .iter()
+        .flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+            _ => &[],
+        })
+        .map(|c| {
+            let arguments = serde_json::from_str(&c.arguments)
+                .unwrap_or_else(|_| Value::String(c.arguments.clone()));
+            (c.name.clone(), arguments)
+        })
+        .collect()
+}
+
+/// The answers that ended the earlier turns in which a program's output was read (not only
+/// mm's answers to calls it did not run), with those turns' calls: a new answer made of one of
+/// them restates old results ([`Junk::CopiedEarlierAnswer`]).
+fn earlier_answers(earlier: &[Message]) -> Vec<EarlierAnswer> {
+    let mut found = Vec::new();
+    let turns = earlier
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, Message::User(_)))
+        .map(|(i, _)| i)
+        .chain(std::iter::once(earlier.len()))
+        .collect::<Vec<_>>();
+    for bounds in turns.windows(2) {
+        let turn = &earlier[bounds[0]..bounds[1]];
+        let read = turn.iter().any(|m| {
+            matches!(m, Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content))
+        });
+        let answer = turn.iter().rev().find_map(|m| match m {
+            Message::Assistant {
+                content: Some(text),
+                tool_calls,
+            } if tool_calls.is_empty() && !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        });
+        if let (true, Some(text)) = (read, answer) {
+            found.push(EarlierAnswer {
+                text,
+                calls: calls_of(turn),
+            });
+        }
+    }
+    found
 }
 
 /// The earlier outputs [`transcript`] shows, as it shows them.

@@ -12,6 +12,8 @@ pub(super) struct Judging {
     pub prompts: Vec<String>,
     pub outputs: Vec<String>,
     pub mm_messages: Vec<String>,
+    /// The earlier answers a new answer may not restate ([`crate::junk::AnswerContext`]).
+    pub earlier_answers: Vec<String>,
     pub names: Vec<String>,
     pub parameters: Vec<String>,
     pub calls_succeeded: bool,
@@ -33,12 +35,14 @@ impl Judging {
         let prompts = strs(&self.prompts);
         let outputs = strs(&self.outputs);
         let mm_messages = strs(&self.mm_messages);
+        let earlier_answers = strs(&self.earlier_answers);
         let names = strs(&self.names);
         let parameters = strs(&self.parameters);
         f(&AnswerContext {
             prompts: &prompts,
             tool_outputs: &outputs,
             mm_messages: &mm_messages,
+            earlier_answers: &earlier_answers,
             names: &names,
             parameters: &parameters,
             truncated,

@@ -146,6 +146,7 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
     messages.extend(mm_core::own_texts());
     let names: Vec<&str> = ws.names.iter().map(String::as_str).collect();
     let parameters: Vec<&str> = ws.parameters.iter().map(String::as_str).collect();
+    let earlier_answers = earlier_answers(&record.earlier, &record.calls);
     let verdict = judge::verdict(&Judged {
         expect: &case.expect,
         check: &case.answer,
@@ -158,6 +159,7 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
             prompts: &prompts,
             tool_outputs: &outputs,
             mm_messages: &messages,
+            earlier_answers: &earlier_answers,
             names: &names,
             parameters: &parameters,
             truncated: record.truncated,
@@ -170,6 +172,36 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
     record.junk = verdict.junk.map(|j| j.as_str().to_string());
     record.answer_check = verdict.check_failed;
     record
+}
+
+/// The answers of the earlier turns that read a program's output, as the turn loop judges
+/// them (`mm_core::junk`'s `CopiedEarlierAnswer`): not a turn that made one of the judged
+/// turn's `calls` (name and arguments) too, whose answer may be told again.
+fn earlier_answers<'a>(earlier: &'a [EarlierTurn], calls: &Value) -> Vec<&'a str> {
+    let made = |calls: &Value| -> Vec<(Value, Value)> {
+        calls
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| (c["name"].clone(), c["arguments"].clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let now = made(calls);
+    earlier
+        .iter()
+        .filter(|e| {
+            let ran = e.calls.as_array().is_some_and(|calls| {
+                calls
+                    .iter()
+                    .any(|c| c["ok"] == Value::Bool(true) || !c["exit_code"].is_null())
+            });
+            ran && !made(&e.calls).iter().any(|c| now.contains(c))
+        })
+        .map(|e| e.answer.as_str())
+        .collect()
 }
 
 /// Turn `n` of run `p`: one `mm -p` (and, in MCP mode, its own `mm serve`), recording to its
@@ -418,5 +450,40 @@ mod tests {
         )
         .expect("a result line");
         assert_eq!(error.error.as_deref(), Some("boom"));
+    }
+
+    /// The earlier answers a judged answer may not restate: those of turns where a program ran,
+    /// not of a turn that made one of the judged turn's calls too.
+    #[test]
+    fn earlier_answers_are_those_of_turns_that_read_an_output() {
+        let turn = |answer: &str, calls: Value| EarlierTurn {
+            prompt: String::new(),
+            answer: answer.to_string(),
+            stop_reason: "done".to_string(),
+            calls,
+            recorded: Vec::new(),
+            error: None,
+        };
+        let status = serde_json::json!([{"name": "status", "arguments": {"service": "billing"},
+            "ok": true, "exit_code": 0}]);
+        let refused = serde_json::json!([{"name": "status", "arguments": {"svc": "x"},
+            "ok": false, "exit_code": null}]);
+        let failed = serde_json::json!([{"name": "restart", "arguments": {"service": "auth"},
+            "ok": false, "exit_code": 1}]);
+        let earlier = [
+            turn("Billing is running.", status.clone()),
+            turn("I could not check it.", refused),
+            turn("The restart of auth failed.", failed),
+            turn("Paris is the capital of France.", Value::Null),
+        ];
+        assert_eq!(
+            earlier_answers(&earlier, &serde_json::json!([])),
+            ["Billing is running.", "The restart of auth failed."]
+        );
+        assert_eq!(
+            earlier_answers(&earlier, &status),
+            ["The restart of auth failed."],
+            "the same call made again may be told the same way"
+        );
     }
 }

@@ -1699,3 +1699,82 @@ fn a_call_in_prose_with_the_tools_parameters_is_not_the_answer() {
     assert!(stderr.contains("a tool call written as text"), "{stderr}");
     assert_eq!(server.requests().len(), 2);
 }
+
+/// The first turn's answer in [`after_a_listing`].
+const LISTED: &str =
+    "jdoe has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.";
+
+/// Real shape (Qwen2.5-Coder 0.5B and 1.5B, `travel/and-in-berlin`, `shipping/and-the-other-parcel`):
+/// a follow-up that needs a new look-up answered, with no call, by the earlier answer told again
+/// with the new name written in. Old results restated are no answer: the model is asked once
+/// for the call, and the copy is never printed.
+#[test]
+fn a_follow_up_answered_with_the_earlier_answer_gets_the_call_step() {
+    let (case, server) = after_a_listing(vec![
+        Reply::text(
+            "asmith has four open tickets: a printer jam, an Excel crash, the VPN and a mouse.",
+        ),
+        Reply::tool_call("list_tickets", r#"{"user":"asmith"}"#),
+        Reply::text("asmith has the same four tickets open, INC-40722 to INC-40732."),
+    ]);
+    let out = in_session(
+        &case,
+        &server,
+        &["-c", "-p", "And which tickets does asmith have open?"],
+    )
+    .stdout("asmith has the same four tickets open, INC-40722 to INC-40732.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a copy of an earlier answer") && stderr.contains("asking it for the call"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert!(requests[3]["grammar"].is_string(), "{}", requests[3]);
+}
+
+/// The same call made again may give the same answer: "still open" is told the way it was.
+#[test]
+fn the_earlier_answer_after_the_same_call_is_the_answer() {
+    let (case, server) = after_a_listing(vec![
+        Reply::tool_call("list_tickets", r#"{"user":"jdoe"}"#),
+        Reply::text(LISTED),
+    ]);
+    in_session(
+        &case,
+        &server,
+        &[
+            "-c",
+            "-p",
+            "Check again: which tickets does jdoe have open?",
+        ],
+    )
+    .stdout(format!("{LISTED}\n"));
+    assert_eq!(server.requests().len(), 4);
+}
+
+/// Real shape (Qwen2.5-Coder-1.5B, `helpdesk/close-the-second-one`): another call worked, and the
+/// answer told the earlier listing again instead of its result. The answer step follows.
+#[test]
+fn the_earlier_answer_after_another_call_gets_the_answer_step() {
+    let (case, server) = after_a_listing(vec![
+        Reply::tool_call("ticket_status", r#"{"ticket":"INC-40730"}"#),
+        Reply::text(LISTED),
+        Reply::text("INC-40730, the Excel crash, is open."),
+    ]);
+    let out = in_session(
+        &case,
+        &server,
+        &["-c", "-p", "What is the status of the second one?"],
+    )
+    .stdout("INC-40730, the Excel crash, is open.\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("a copy of an earlier answer") && stderr.contains("asking it for one"),
+        "{stderr}"
+    );
+    assert_eq!(case.calls(), [["status", "INC-40730"]]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[4]["tool_choice"], "none", "the answer step");
+}
