@@ -48,11 +48,13 @@
 //!    are often the answer itself.)
 //! 6. [`Junk::CopiedEarlierAnswer`]: an answer of 8 words or more of which at least 80 % lie in
 //!    runs of an earlier answer of the conversation that was made from a tool's output (given
-//!    by the turn loop only while this turn's outputs say something new). A follow-up answered
-//!    so restates old results as if they were new: "And in Berlin?" got the earlier Oslo
-//!    forecast with Berlin written in, "And PR-7720-4410?" the first parcel's state, "Close the
-//!    second one" the earlier listing's last sentence (Qwen2.5-Coder 0.5B and 1.5B, 172 of the
-//!    820 recorded conversation runs, one of them right).
+//!    by the turn loop without the turns that made one of this turn's calls again), unless a
+//!    call worked and the answer holds a word of a tool's output that neither that answer nor
+//!    the user wrote (`tells_something_new`). A follow-up answered so restates old results
+//!    as if they were new: "And in Berlin?" got the earlier Oslo forecast with Berlin written
+//!    in, "And PR-7720-4410?" the first parcel's state, "Close the second one" the earlier
+//!    listing's last sentence (Qwen2.5-Coder 0.5B and 1.5B: 83 of the 820 recorded
+//!    conversation runs, none of them right).
 //! 7. [`Junk::CopiedPrompt`], for an answer of 2 words or more and any prompt: the whole prompt
 //!    in order with words added that make up less than 20 % of the answer (when the prompt ends
 //!    with `?`, the answer must too: `What is the capital of France? Paris.` is an answer); or
@@ -181,8 +183,8 @@ pub struct AnswerContext<'a> {
     /// notices).
     pub mm_messages: &'a [&'a str],
     /// The answers that ended earlier turns of the conversation in which a tool's output was
-    /// read (empty when this turn's outputs are all ones an earlier turn had: the same result
-    /// may be told the same way).
+    /// read (not of a turn that made one of this turn's calls too: the same result may be told
+    /// the same way).
     pub earlier_answers: &'a [&'a str],
     /// The names of the agent's tools and skills.
     pub names: &'a [&'a str],
