@@ -285,7 +285,7 @@ fn model_schema_adds_the_full_stop() {
     }]);
     assert_eq!(
         params.model_schema()["properties"]["wait"]["description"],
-        json!("Seconds to wait before giving up. Optional.")
+        json!("Seconds to wait before giving up. Default 5. Optional.")
     );
 }
 

@@ -26,7 +26,6 @@ pub struct BashTool {
 
 impl BashTool {
     pub fn new() -> Self {
-        let timeout = format!("Default {DEFAULT_TIMEOUT} s.");
         let (spec, params) = ToolSpec::builtin(
             "bash",
             "Run a bash command line.",
@@ -34,7 +33,9 @@ impl BashTool {
                 ParamSpec::new("command", ParamType::String, None, true),
                 ParamSpec {
                     default: Some(json!(DEFAULT_TIMEOUT)),
-                    ..ParamSpec::new("timeout", ParamType::Integer, Some(&timeout), false)
+                    // Said as "Default 120. Optional." (args: a default is said; seconds are
+                    // what a timeout of 120 reads as, and the first request keeps its bytes).
+                    ..ParamSpec::new("timeout", ParamType::Integer, None, false)
                 },
             ],
         );
@@ -123,7 +124,7 @@ mod tests {
             BashTool::new().spec().parameters,
             json!({"type": "object", "properties": {
                 "command": {"type": "string"},
-                "timeout": {"type": "integer", "description": "Default 120 s. Optional."},
+                "timeout": {"type": "integer", "description": "Default 120. Optional."},
             }})
         );
     }

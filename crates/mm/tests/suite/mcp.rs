@@ -145,7 +145,7 @@ fn mm_tools_shows_mcp_tools_exactly_as_sent_with_the_servers_description() {
     // The enum comes from a `$ref` into `$defs`: read through, worded, no `$defs` sent.
     assert_eq!(
         properties["mode"]["description"],
-        "How to record. Optional. One of: append, replace."
+        "How to record. Default append. Optional. One of: append, replace."
     );
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
