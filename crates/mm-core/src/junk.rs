@@ -290,9 +290,10 @@ const SHOW_AFTER: usize = 12;
 /// sentence, a call or a tool list shows in its shape), and is not on its way to a copy — at
 /// most half of its words lie in runs of a tool's output, of mm's message or of an earlier
 /// answer, and less than 80 % of them are a prompt's words in order, and it may not still
-/// become a promise ("Sure, I can help you with that. I need to …"). A beginning that fails is held; the answer is
-/// judged whole when it ends, and shown only if it passes. (An answer that turns to junk after
-/// its first words were shown is still not the answer: the warning that follows says so.)
+/// become a promise ("Sure, I can help you with that. I need to …"). A beginning that fails is
+/// held; the answer is judged whole when it ends, and shown only if it passes. (An answer that
+/// turns to junk after its first words were shown is still not the answer: the warning that
+/// follows says so.)
 pub fn may_show(start: &str, ctx: &AnswerContext<'_>) -> bool {
     let words = words(start);
     if words.len() < SHOW_AFTER {
@@ -428,8 +429,13 @@ fn copied_output(answer: &[String], output: &[String]) -> bool {
 /// most runs: "The weather in Berlin will be very mild …" after "The weather in Oslo will be
 /// very mild …").
 fn copied_earlier_answer(answer: &[String], earlier: &[String]) -> bool {
-    answer.len() >= MIN_EARLIER_COPY
-        && at_least(covered(answer, earlier), answer.len(), ANSWER_FROM_EARLIER)
+    made_of(answer, earlier, MIN_EARLIER_COPY, ANSWER_FROM_EARLIER)
+}
+
+/// An answer of `min_words` words or more, at least `percent` % of which lie in runs of
+/// `source`.
+fn made_of(answer: &[String], source: &[String], min_words: usize, percent: usize) -> bool {
+    answer.len() >= min_words && at_least(covered(answer, source), answer.len(), percent)
 }
 
 /// An answer cast in an earlier answer's words still tells this turn's result when, after a
@@ -459,9 +465,7 @@ fn copied_message(answer: &[String], message: &[String]) -> bool {
     if message.is_empty() {
         return false;
     }
-    (answer.len() >= MIN_MESSAGE_COPY
-        && at_least(covered(answer, message), answer.len(), ANSWER_FROM_MESSAGE))
-        || pasted(answer, message)
+    made_of(answer, message, MIN_MESSAGE_COPY, ANSWER_FROM_MESSAGE) || pasted(answer, message)
 }
 
 /// One of mm's labels: a message of at most [`MAX_LABEL`] words that ends with `:`, such as

@@ -1162,34 +1162,28 @@ fn calls_of(messages: &[Message]) -> Vec<(String, Value)> {
 /// mm's answers to calls it did not run), with those turns' calls: a new answer made of one of
 /// them restates old results ([`Junk::CopiedEarlierAnswer`]).
 fn earlier_answers(earlier: &[Message]) -> Vec<EarlierAnswer> {
-    let mut found = Vec::new();
-    let turns = earlier
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| matches!(m, Message::User(_)))
-        .map(|(i, _)| i)
-        .chain(std::iter::once(earlier.len()))
-        .collect::<Vec<_>>();
-    for bounds in turns.windows(2) {
-        let turn = &earlier[bounds[0]..bounds[1]];
-        let read = turn.iter().any(|m| {
-            matches!(m, Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content))
-        });
-        let answer = turn.iter().rev().find_map(|m| match m {
-            Message::Assistant {
-                content: Some(text),
-                tool_calls,
-            } if tool_calls.is_empty() && !text.trim().is_empty() => Some(text.clone()),
-            _ => None,
-        });
-        if let (true, Some(text)) = (read, answer) {
-            found.push(EarlierAnswer {
+    // Each turn's replies and results lie between two user messages.
+    earlier
+        .split(|m| matches!(m, Message::User(_)))
+        .filter(|turn| {
+            turn.iter().any(|m| {
+                matches!(m, Message::Tool { content, .. } if !crate::pipeline::written_by_mm(content))
+            })
+        })
+        .filter_map(|turn| {
+            let text = turn.iter().rev().find_map(|m| match m {
+                Message::Assistant {
+                    content: Some(text),
+                    tool_calls,
+                } if tool_calls.is_empty() && !text.trim().is_empty() => Some(text.clone()),
+                _ => None,
+            })?;
+            Some(EarlierAnswer {
                 text,
                 calls: calls_of(turn),
-            });
-        }
-    }
-    found
+            })
+        })
+        .collect()
 }
 
 /// The earlier outputs [`transcript`] shows, as it shows them.

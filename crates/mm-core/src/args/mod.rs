@@ -406,7 +406,8 @@ impl ParamSpec {
             .as_deref()
             .map(sentence)
             .unwrap_or_default();
-        if let (false, Some(default)) = (self.must_be_sent(), &self.default) {
+        // A parameter with a default is never one the model must send.
+        if let Some(default) = &self.default {
             if !text.is_empty() {
                 text.push(' ');
             }
