@@ -10,25 +10,48 @@
 //! `scripts/test.sh` sets `MM_E2E=1` and the server/model paths; without `MM_E2E=1` (a bare
 //! `cargo test`) they are skipped with a notice.
 
+use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use mm_test_support::llama::{LlamaOptions, LlamaServer, Model};
 
 use super::Case;
 
+/// A model server, and this test's turn at it: the end-to-end tests run one at a time. Each
+/// server uses every core and has one slot, so two of them at once share the cores (seen on a
+/// 2-core CI machine: a 512-token reply of Gemma 3 270M, 10 s alone, past mm's 300 s timeout) and
+/// two tests of one server queue behind each other.
+struct Serving {
+    _turn: MutexGuard<'static, ()>,
+    server: &'static LlamaServer,
+}
+
+impl Deref for Serving {
+    type Target = LlamaServer;
+
+    fn deref(&self) -> &LlamaServer {
+        self.server
+    }
+}
+
 /// The Gemma server, shared by its tests.
-fn server() -> Option<&'static LlamaServer> {
+fn server() -> Option<Serving> {
     server_of(Model::Gemma)
 }
 
 /// The server of `model`, started once and shared by the tests of that model.
-fn server_of(model: Model) -> Option<&'static LlamaServer> {
+fn server_of(model: Model) -> Option<Serving> {
     if std::env::var("MM_E2E").as_deref() != Ok("1") {
         eprintln!("end-to-end test skipped: MM_E2E=1 is not set (scripts/test.sh sets it)");
         return None;
     }
+    static TURN: Mutex<()> = Mutex::new(());
+    // A test that failed while it held the turn leaves nothing to repair: take the turn anyway.
+    let turn = TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     static SERVERS: [OnceLock<Result<LlamaServer, String>>; 3] = [const { OnceLock::new() }; 3];
     let slot = match model {
         Model::Gemma => &SERVERS[0],
@@ -37,7 +60,10 @@ fn server_of(model: Model) -> Option<&'static LlamaServer> {
         other => panic!("no end-to-end server for {other:?}"),
     };
     match slot.get_or_init(|| LlamaServer::start(&LlamaOptions::model(model))) {
-        Ok(server) => Some(server),
+        Ok(server) => Some(Serving {
+            _turn: turn,
+            server,
+        }),
         Err(e) => panic!("cannot start llama-server for {model:?}: {e}"),
     }
 }
@@ -119,7 +145,7 @@ fn e2e_the_real_model_calls_the_declared_tool_in_auto_mode_streaming() {
     let case = Case::new(&status_agent("auto", 8000));
     let (code, calls, stderr) = run(
         &case,
-        server,
+        &server,
         &[],
         "What is the status of the billing service?",
     );
@@ -132,7 +158,7 @@ fn e2e_constrained_mode_without_streaming() {
     let case = Case::new(&status_agent("constrained", 8000));
     let (code, calls, stderr) = run(
         &case,
-        server,
+        &server,
         &["--no-stream"],
         "What is the status of the billing service?",
     );
@@ -150,7 +176,7 @@ fn e2e_a_tool_with_large_output_is_truncated_for_the_model() {
     );
     let (code, _, stderr) = run(
         &case,
-        server,
+        &server,
         &[],
         "Show me the report of the billing service.",
     );
@@ -173,7 +199,7 @@ fn e2e_a_prompt_larger_than_the_context_gives_a_clear_error() {
     let Some(server) = server() else { return };
     let case = Case::new(&status_agent("auto", 8000));
     let prompt = "Please summarise the following text. ".to_string() + &"word ".repeat(20_000);
-    let (code, calls, stderr) = run(&case, server, &[], &prompt);
+    let (code, calls, stderr) = run(&case, &server, &[], &prompt);
     assert_eq!(code, 1, "{stderr}");
     assert!(calls.is_empty());
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("mm: ")).collect();
@@ -189,7 +215,7 @@ fn e2e_qwen_calls_status_natively_and_answers_in_words_from_its_output() {
     let case = Case::new(&answering_agent("native", 200));
     let (code, calls, answer, stderr) = run_answer(
         &case,
-        server,
+        &server,
         &[],
         "What is the status of the billing service?",
     );
@@ -217,7 +243,7 @@ fn e2e_smollm2_in_auto_mode_is_constrained_calls_status_and_answers_from_its_out
     let case = Case::new(&answering_agent("auto", 150));
     let (code, calls, answer, stderr) = run_answer(
         &case,
-        server,
+        &server,
         &[],
         "What is the status of the billing service?",
     );
@@ -259,7 +285,7 @@ fn e2e_qwen_does_not_repeat_a_call_that_worked_nor_answer_with_mms_message() {
     let case = Case::new(&agent);
     let (code, calls, answer, stderr) = run_answer(
         &case,
-        server,
+        &server,
         &[],
         "Which build of the billing service is deployed?",
     );
