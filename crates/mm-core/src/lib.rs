@@ -17,6 +17,7 @@ mod events;
 mod front_matter;
 mod hooks;
 pub mod junk;
+mod language;
 mod loop_guard;
 pub mod mcp;
 mod output;
@@ -48,6 +49,7 @@ pub use config::{
 pub use events::{Event, EventSink, ToolCallRecord};
 pub use hooks::Hooks;
 pub use junk::{AnswerContext, Junk};
+pub use language::Language;
 pub use output::{Captured, Echo, Output};
 pub use permissions::{
     ConsentAnswer, ConsentAsker, ConsentRequest, Decision, Permissions, Target, bash_programs,

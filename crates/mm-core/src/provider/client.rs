@@ -345,7 +345,10 @@ impl Provider {
             let messages = constrained::messages(request.messages, request.tools, strict);
             (messages, Vec::new())
         } else {
-            let messages = wire::native_messages(request.messages, request.answer_only);
+            let messages = wire::native_messages(
+                request.messages,
+                request.answer_only.then_some(request.language),
+            );
             // An answer step keeps the tools in the prompt (the server's cached prefix) and
             // allows none of them.
             (messages, request.tools.iter().map(WireTool::from).collect())

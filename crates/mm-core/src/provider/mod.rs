@@ -5,6 +5,7 @@
 //! [`ChatResponse`] out (text and [`ToolCall`]s with their raw argument strings), and
 //! [`StreamDelta`]s while it streams.
 
+pub(crate) mod asks;
 mod assemble;
 mod client;
 mod constrained;
@@ -21,10 +22,11 @@ mod wire;
 use std::time::Duration;
 
 use crate::config::ToolCallMode;
+use crate::language::Language;
 use crate::tools::ToolSpec;
 
+pub use asks::Asks;
 pub use client::Provider;
-pub use wire::{ANSWER_FROM_RESULTS, ANSWER_NOW, ANSWER_REQUESTS, ANSWER_WITH_THEM, answer_with};
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +74,8 @@ pub struct ChatRequest<'a> {
     /// the answer (not kept in the conversation), and on llama-server a grammar keeps call
     /// syntax (`{`, and `[`, `<` or a code fence at the start) out of the reply.
     pub answer_only: bool,
+    /// The language of mm's own request for the answer ([`Asks`]), in an answer-only request.
+    pub language: Language,
     /// The reply must be a call to one of `tools`, its arguments held to the tool's schema (the
     /// turn loop's repair step, after a round whose calls were all invalid). The prompt stays as
     /// it is. In constrained mode the schema or grammar offers no `{"answer"}`; in native mode on
@@ -87,6 +91,7 @@ impl<'a> ChatRequest<'a> {
             tools,
             max_tokens,
             answer_only: false,
+            language: Language::English,
             call_only: false,
         }
     }

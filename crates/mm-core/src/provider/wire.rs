@@ -9,8 +9,10 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use super::asks::{self, Asks};
 use super::response_format::ResponseFormat;
 use super::{Message, ToolCall, Usage};
+use crate::language::Language;
 use crate::tools::ToolSpec;
 
 /// The body of `POST /chat/completions`.
@@ -104,67 +106,27 @@ impl WireMessage {
     }
 }
 
-/// The user message that closes a native answer-only request. Sending no tools is not enough for a
-/// small model: measured with Qwen2.5-Coder-0.5B-Instruct, a conversation that ends with tool
-/// results (rendered by its template as a user turn) got the same call again as text, with the
-/// tools, without them and with `tool_choice: "none"` alike; a closing user turn that asks for an
-/// answer got one in words from the results, for each question tried (docs/models.md). Its
-/// wording, measured on Qwen2.5-Coder-1.5B after the 24 right calls of the project's suite in
-/// English (docs/eval-results.md): asking for the exact figures and references, and not for an
-/// answer to "my question" (after earlier turns folded into the message, the model answered an
-/// earlier one), 22 answers of 24 passed their check; "Do not call a tool again: answer my
-/// question in words, using the tool results above." 17 ("Yes, it is humid in the bedroom."
-/// without the 63 % the sensor gave).
-pub const ANSWER_NOW: &str = "Now answer me in one or two sentences, with the exact figures and \
-     references from the tool results.";
-
-/// The user message that closes an answer-only request whose conversation ends with the user's
-/// own message (the model's reply to it was not an answer).
-pub(crate) const ANSWER_AGAIN: &str = "Answer my question in words.";
-
-/// The end of the fresh answer step's one message (the turn loop writes the rest).
-pub const ANSWER_FROM_RESULTS: &str = "\nAnswer my question in words, briefly, from these results.";
-
-/// The end of the request for an answer again after one that left out the references the
-/// calls gave back ([`answer_with`]).
-pub const ANSWER_WITH_THEM: &str = "Answer me again in one or two sentences, with it.";
-
-/// The request for an answer again, after one that left out every one of `references` (the
-/// turn loop's `references` module): `Your answer does not give LV-2292 from the tool's result.
-/// Answer me again in one or two sentences, with it.`
-pub fn answer_with(references: &[String]) -> String {
-    format!(
-        "Your answer does not give {} from the tool's result. {ANSWER_WITH_THEM}",
-        references.join(" or ")
-    )
-}
-
-/// Everything mm itself writes to ask for an answer: an answer that copies one of these is not
-/// an answer.
-pub const ANSWER_REQUESTS: [&str; 4] = [
-    ANSWER_NOW,
-    ANSWER_AGAIN,
-    ANSWER_FROM_RESULTS,
-    ANSWER_WITH_THEM,
-];
-
 /// The grammar of an answer-only reply on llama-server: words, not a call. No `{` anywhere, and
 /// no `[`, `<`, backtick or blank at the start: the forms a call written as text takes
 /// (measured: Qwen2.5-Coder-0.5B, asked for an answer with the tools in the prompt and
 /// `tool_choice: "none"`, wrote its call again in a code fence).
 pub(crate) const ANSWER_GRAMMAR: &str = r"root ::= [^{\[<`\x00-\x20] [^{\x00]*";
 
-/// The conversation in native form; an answer-only request ends with [`ANSWER_NOW`] when the
-/// conversation ends with tool results, with [`ANSWER_AGAIN`] when it ends with the user's own
-/// message (not after one of mm's own requests for an answer, [`ANSWER_REQUESTS`], which says it
-/// itself).
-pub(crate) fn native_messages(history: &[Message], answer_only: bool) -> Vec<WireMessage> {
+/// The conversation in native form; an answer-only request ends with mm's request for the
+/// answer in `language` ([`Asks::now`]) when the conversation ends with tool results, with
+/// [`Asks::again`] when it ends with the user's own message (not after one of mm's own requests
+/// for an answer, [`asks::all`], which says it itself); `None`: not an answer-only request.
+pub(crate) fn native_messages(
+    history: &[Message],
+    answer_in: Option<Language>,
+) -> Vec<WireMessage> {
     let mut messages: Vec<WireMessage> = history.iter().map(WireMessage::native).collect();
-    if answer_only {
+    if let Some(language) = answer_in {
+        let asks = Asks::of(language);
         match history.last() {
-            Some(Message::Tool { .. }) => messages.push(WireMessage::text("user", ANSWER_NOW)),
-            Some(Message::User(text)) if !ANSWER_REQUESTS.iter().any(|r| text.ends_with(r)) => {
-                messages.push(WireMessage::text("user", ANSWER_AGAIN));
+            Some(Message::Tool { .. }) => messages.push(WireMessage::text("user", asks.now)),
+            Some(Message::User(text)) if !asks::all().any(|r| text.ends_with(r)) => {
+                messages.push(WireMessage::text("user", asks.again));
             }
             _ => {}
         }

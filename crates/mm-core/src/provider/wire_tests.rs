@@ -1,6 +1,8 @@
 use serde_json::json;
 
 use super::*;
+use crate::language::Language;
+use crate::provider::asks::ENGLISH;
 
 fn completion(text: &str) -> Completion {
     match serde_json::from_str(text) {
@@ -238,18 +240,25 @@ fn a_native_answer_only_request_closes_tool_results_with_a_request_for_the_answe
         },
     ];
     let roles = |messages: &[WireMessage]| messages.iter().map(|m| m.role).collect::<Vec<_>>();
-    let normal = native_messages(&history, false);
+    let normal = native_messages(&history, None);
     assert_eq!(roles(&normal), ["system", "user", "assistant", "tool"]);
-    let answer = native_messages(&history, true);
+    let answer = native_messages(&history, Some(Language::English));
     assert_eq!(
         roles(&answer),
         ["system", "user", "assistant", "tool", "user"]
     );
-    assert_eq!(answer[4].content.as_deref(), Some(ANSWER_NOW));
+    assert_eq!(answer[4].content.as_deref(), Some(ENGLISH.now));
+    let french = native_messages(&history, Some(Language::French));
+    assert!(
+        french[4]
+            .content
+            .as_deref()
+            .is_some_and(|c| c.starts_with("Maintenant, réponds"))
+    );
     // After a user message (the model's reply to it was not an answer): asked again, in words.
-    let again = native_messages(&history[..2], true);
+    let again = native_messages(&history[..2], Some(Language::English));
     assert_eq!(roles(&again), ["system", "user", "user"]);
-    assert_eq!(again[2].content.as_deref(), Some(ANSWER_AGAIN));
+    assert_eq!(again[2].content.as_deref(), Some(ENGLISH.again));
 }
 
 #[test]

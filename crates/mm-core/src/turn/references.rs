@@ -79,6 +79,23 @@ pub(super) fn left_out(answer: &str, references: &[String]) -> bool {
     !references.is_empty() && !names_one(answer, references)
 }
 
+/// The lines of `outputs` that hold one of `references`, each once, in order, trimmed: what
+/// follows an answer that still leaves them all out after it was asked for them.
+pub(super) fn lines_holding<'o>(
+    outputs: impl IntoIterator<Item = &'o str>,
+    references: &[String],
+) -> Vec<&'o str> {
+    let mut lines: Vec<&str> = Vec::new();
+    for output in outputs {
+        for line in output.lines().map(str::trim) {
+            if names_one(line, references) && !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +139,22 @@ mod tests {
             refs(&["Shipped, tracking PR-7720-3391"], &[]),
             ["PR-7720-3391"]
         );
+    }
+
+    #[test]
+    fn the_lines_holding_a_reference_are_kept_whole_and_once() {
+        let outputs = [
+            "Virement VIR-50111 enregistré le 07/12/2026.\nArrivée prévue le 08/12/2026.\n",
+            "  VIR-50111 again  \nVirement VIR-50111 enregistré le 07/12/2026.\n",
+        ];
+        assert_eq!(
+            lines_holding(outputs, &["VIR-50111".to_string()]),
+            [
+                "Virement VIR-50111 enregistré le 07/12/2026.",
+                "VIR-50111 again"
+            ]
+        );
+        assert!(lines_holding(outputs, &["T-1042".to_string()]).is_empty());
     }
 
     #[test]

@@ -143,7 +143,9 @@ pub async fn execute(p: &Planned, suite: &Suite, ws: &Workspace, opts: &Options)
     let outputs: Vec<&str> = ran.iter().map(|r| r.content.as_str()).collect();
     let mut messages: Vec<&str> = mm.iter().map(|r| r.content.as_str()).collect();
     // What mm itself writes around the conversation is never an answer either.
-    messages.extend(mm_core::own_texts());
+    for text in mm_core::own_texts() {
+        messages.push(text);
+    }
     let names: Vec<&str> = ws.names.iter().map(String::as_str).collect();
     let parameters: Vec<&str> = ws.parameters.iter().map(String::as_str).collect();
     let earlier_answers = earlier_answers(&record.earlier, &record.calls);

@@ -534,6 +534,55 @@ fn junk_is_never_the_answer_the_output_of_the_last_call_stands_in() {
     );
 }
 
+/// A small model answers in the language of mm's request for the answer, not of the question
+/// (docs/eval-results.md): the answer steps of a question in German ask in German; the same
+/// steps of an English question in English.
+#[test]
+fn the_answer_steps_ask_in_the_language_the_user_writes_in() {
+    let script = |prompt: &str| {
+        vec![
+            Reply::text("{\"name\": \"status\", \"arguments\": {\"service\": \"billing\"}}"),
+            // The prompt copied back: the fresh answer step follows.
+            Reply::text(prompt),
+            Reply::text("Billing läuft, 1 Argument."),
+        ]
+    };
+    let german = "Wie ist der Status des Billing-Dienstes?";
+    let english = "What is the status of the billing service?";
+    let closing = |request: &Value| {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let last = messages.last().cloned().unwrap_or_default();
+        last["content"].as_str().unwrap_or_default().to_string()
+    };
+    let case = Case::new(&agent_with_tools(TOOLS));
+    let server = ScriptedServer::start(script(german));
+    case.mm(&server)
+        .args(["-p", german])
+        .assert()
+        .success()
+        .stdout("Billing läuft, 1 Argument.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        closing(&requests[1]),
+        "Antworte mir jetzt in ein oder zwei Sätzen, mit den genauen Zahlen und Referenzen aus \
+         den Ergebnissen der Tools."
+    );
+    let fresh = closing(&requests[2]);
+    assert!(
+        fresh.starts_with("Meine Frage: Wie ist der Status des Billing-Dienstes?")
+            && fresh.contains("Das Tool status antwortete:\nrecorded 1 args")
+            && fresh.ends_with("Beantworte meine Frage in Worten, kurz, anhand dieser Ergebnisse."),
+        "{fresh}"
+    );
+
+    let server = ScriptedServer::start(script(english));
+    case.mm(&server).args(["-p", english]).assert().success();
+    let requests = server.requests();
+    assert!(closing(&requests[1]).starts_with("Now answer me"));
+    assert!(closing(&requests[2]).starts_with("My question: What is the status"));
+}
+
 #[test]
 fn without_a_call_two_useless_replies_are_no_answer() {
     let case = Case::new(&agent_with_tools(TOOLS));
@@ -1243,8 +1292,55 @@ fn junk_after_a_left_out_reference_leaves_the_first_answer() {
         .args(["-p", "My laptop does not boot, open a ticket."])
         .assert()
         .success()
-        .stdout("Your ticket about the laptop was opened.\n");
+        .stdout("Your ticket about the laptop was opened.\n\nReference: INC-40733\n");
     assert_eq!(server.requests().len(), 3);
+}
+
+/// Real shape (Qwen2.5-Coder-1.5B, held-out `bank/transfer-42-50-to-savings`): asked again,
+/// naming the reference, the model leaves it out again. The answer stands, and the line of the
+/// output that holds the reference follows it, as the tool wrote it; stderr says so. When the
+/// answer and that line would be a copy of the output (a one-line output), the reference
+/// follows, labelled.
+#[test]
+fn a_reference_left_out_twice_follows_the_answer() {
+    let two_lines = Case::new(&agent_with_tools(DESK_TOOLS));
+    two_lines.script(
+        "desk",
+        "#!/bin/sh\necho \"Opened INC-40733 [hardware, high] for mkovacs: $1\"\n\
+         echo \"A technician calls you within 4 hours; until then use the loan laptop at the desk.\"\n",
+    );
+    let prompt = "My laptop does not boot, open a ticket.";
+    let replies = || {
+        vec![
+            Reply::tool_call("open_ticket", r#"{"title":"Laptop does not boot"}"#),
+            Reply::text("Your ticket about the laptop was opened."),
+            Reply::text("I opened a high priority ticket for your laptop."),
+        ]
+    };
+    let server = ScriptedServer::start(replies());
+    let out = two_lines
+        .mm(&server)
+        .args(["-p", prompt])
+        .assert()
+        .success()
+        .stdout(
+            "I opened a high priority ticket for your laptop.\n\n\
+             Opened INC-40733 [hardware, high] for mkovacs: Laptop does not boot\n",
+        );
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("left out INC-40733 again; mm adds it under the answer"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 3);
+
+    let server = ScriptedServer::start(replies());
+    desk_case()
+        .mm(&server)
+        .args(["-p", prompt])
+        .assert()
+        .success()
+        .stdout("I opened a high priority ticket for your laptop.\n\nReference: INC-40733\n");
 }
 
 const TICKET_TOOLS: &str = r#"  ticket_status:
