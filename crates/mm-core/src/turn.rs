@@ -554,26 +554,28 @@ fn with_references(
     }
     let outputs = seen.ran.iter().filter(|r| r.ok).map(|r| r.output.as_str());
     let lines = references::lines_holding(outputs, references);
-    let is_junk = |added: &str| {
-        judging
-            .with(false, |ctx| junk::judge(&format!("{answer}{added}"), ctx))
-            .is_some()
+    // The lines first, then the label: the first that does not make the answer junk.
+    let candidates = [
+        (!lines.is_empty()).then(|| lines.join("\n")),
+        Some(format!("{}{}", asks.reference, references.join(", "))),
+    ];
+    let Some(whole) = candidates
+        .into_iter()
+        .flatten()
+        .map(|added| format!("{answer}\n\n{added}"))
+        .find(|whole| judging.with(false, |ctx| junk::judge(whole, ctx)).is_none())
+    else {
+        return answer;
     };
-    let mut added = format!("\n\n{}", lines.join("\n"));
-    if lines.is_empty() || is_junk(&added) {
-        added = format!("\n\n{}{}", asks.reference, references.join(", "));
-        if is_junk(&added) {
-            return answer;
-        }
-    }
-    let whole = format!("{answer}{added}");
     (opts.events)(&Event::Warning {
         message: format!(
             "the model's answer left out {} again; mm adds it under the answer",
             references.join(", ")
         ),
     });
-    (opts.events)(&Event::TextDelta { text: added });
+    (opts.events)(&Event::TextDelta {
+        text: whole[answer.len()..].to_string(),
+    });
     whole
 }
 
